@@ -1,0 +1,36 @@
+// What every rank of the job runs on, gathered and printed as one table (apps/mpidist-info).
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace mpidist {
+
+/// One rank's view of its machine and libraries.
+struct RankReport {
+  int rank = 0;
+  int local_rank = 0;
+  int node_rank = 0;
+  std::string hostname;
+  long pid = 0;
+  std::string cpu_affinity;    ///< CPUs this rank may run on, e.g. "0-3,8"
+  std::string cuda_device;     ///< "cuda:0 NVIDIA H100 80GB HBM3" or "none (why)"
+  std::string mpi_library;     ///< first line of MPI_Get_library_version
+  std::string cuda_aware_mpi;  ///< "yes", "no" or "unknown" (no mpi-ext.h)
+  std::string nccl_version;    ///< "2.28.9" or "none"
+};
+
+/// This rank's report (local, no communication).
+RankReport local_report();
+
+/// Collective: every rank's report, indexed by rank, on every rank.
+std::vector<RankReport> job_config();
+
+enum class ConfigFormat { Table, Json };
+
+/// Collective: rank 0 writes the job-wide configuration to `out` (an aligned table with one row
+/// per rank, or a JSON array); other ranks write nothing.
+void show_config(std::ostream& out, ConfigFormat format = ConfigFormat::Table);
+
+}  // namespace mpidist

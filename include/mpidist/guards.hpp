@@ -1,0 +1,176 @@
+// Main-process guards and ordering scopes: run_on_main, main_process_only, zero_first, barrier.
+#pragma once
+
+#include <exception>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+namespace mpidist {
+
+/// World rank 0 is the main process (speechbrain `if_main_process`).
+bool is_main_process();
+
+/// Blocks until every rank arrived (ignite `barrier`, speechbrain `ddp_barrier`). A no-op inside a
+/// MainProcessContext, where only the main process runs and a barrier would deadlock.
+void barrier();
+
+/// Marks code that only the main process runs (speechbrain's MAIN_PROC_ONLY counter). While one
+/// is alive, barrier() and the other guards' synchronization are skipped. Nests; exception-safe.
+class MainProcessContext {
+ public:
+  MainProcessContext() noexcept;
+  ~MainProcessContext();
+  MainProcessContext(const MainProcessContext&) = delete;
+  MainProcessContext& operator=(const MainProcessContext&) = delete;
+  /// How many MainProcessContext scopes are open on this thread of control.
+  static int depth() noexcept;
+};
+
+namespace detail {
+/// Collective over all ranks: every rank passes its own outcome (null when it succeeded). If any
+/// rank failed, every rank throws an Error naming the lowest failing rank and its message.
+/// Synchronizes like a barrier. Inside a MainProcessContext it only rethrows `local`.
+void agree_on_outcome(const char* operation, std::exception_ptr local);
+
+/// Runs `fn` and returns its exception instead of throwing it.
+template <class F>
+std::exception_ptr capture(F&& fn) noexcept {
+  try {
+    std::forward<F>(fn)();
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
+}
+
+/// Throws Error when `rank` is not in [0, size) of the world (or the node, when local).
+void check_rank(const char* operation, int rank, bool local = false);
+
+template <class R>
+using Optional = std::conditional_t<std::is_void_v<R>, void, std::optional<R>>;
+
+/// Calls fn on `rank` only; other ranks get std::nullopt (or nothing, for void).
+template <class F, class... Args>
+auto call_on_rank(bool here, F& fn, Args&&... args) -> Optional<std::invoke_result_t<F&, Args...>> {
+  using R = std::invoke_result_t<F&, Args...>;
+  if constexpr (std::is_void_v<R>) {
+    if (here) fn(std::forward<Args>(args)...);
+  } else {
+    if (here) return std::optional<R>(fn(std::forward<Args>(args)...));
+    return std::nullopt;
+  }
+}
+bool is_rank(int rank);
+}  // namespace detail
+
+struct NoPostFunction {
+  void operator()() const noexcept {}
+};
+
+/// speechbrain `run_on_main`: `func` runs on the main process while the others wait; then
+/// `post_func` runs on the other ranks (and on main too if `run_post_on_main`), followed by a
+/// barrier. An exception thrown by `func` on main (or by `post_func` anywhere) is rethrown as
+/// mpidist::Error on every rank, so nobody is left waiting.
+template <class F, class P = NoPostFunction>
+void run_on_main(F&& func, P&& post_func = {}, bool run_post_on_main = false) {
+  std::exception_ptr failure;
+  if (is_main_process()) {
+    MainProcessContext main_only;
+    failure = detail::capture(func);
+  }
+  detail::agree_on_outcome("run_on_main", failure);
+  if constexpr (!std::is_same_v<std::decay_t<P>, NoPostFunction>) {
+    failure = (run_post_on_main || !is_main_process()) ? detail::capture(post_func) : nullptr;
+    detail::agree_on_outcome("run_on_main (post_func)", failure);
+  }
+}
+
+/// speechbrain `main_process_only`: wraps `f` into a callable that runs it on the main process
+/// only, inside a MainProcessContext. Returns std::optional of f's result (empty elsewhere).
+template <class F>
+auto main_process_only(F f) {
+  return [f = std::move(f)](auto&&... args) mutable {
+    MainProcessContext main_only;
+    return detail::call_on_rank(is_main_process(), f, std::forward<decltype(args)>(args)...);
+  };
+}
+
+/// ignite `one_rank_first`: a scope whose body runs first on `rank` (a world rank, or a local rank
+/// on every node when `local`), then on every other rank once `rank` left the scope. If the first
+/// rank leaves by an exception, the others throw Error from the constructor instead of running the
+/// body against a half-done state.
+class OneRankFirst {
+ public:
+  explicit OneRankFirst(int rank = 0, bool local = false);
+  ~OneRankFirst();
+  OneRankFirst(const OneRankFirst&) = delete;
+  OneRankFirst& operator=(const OneRankFirst&) = delete;
+
+ private:
+  int first_;
+  bool local_;
+  bool is_first_;
+  int uncaught_at_start_;
+};
+
+/// axolotl `zero_first`: `{ auto first = mpidist::zero_first(); prepare_dataset(); }` runs the
+/// block on rank 0 first, then on the others.
+inline OneRankFirst zero_first() { return OneRankFirst(0, false); }
+
+/// Runs `fn` on rank 0 first, then on the others; returns fn's result on every rank.
+template <class F>
+decltype(auto) zero_first(F&& fn) {
+  OneRankFirst first(0, false);
+  return std::forward<F>(fn)();
+}
+
+/// Runs `fn` on `rank` first, then on the others (ignite `one_rank_first` as a call).
+template <class F>
+decltype(auto) one_rank_first(int rank, bool local, F&& fn) {
+  OneRankFirst first(rank, local);
+  return std::forward<F>(fn)();
+}
+
+/// axolotl `zero_only`: runs `fn` now on rank 0 only; returns its result there (std::optional).
+template <class F>
+auto zero_only(F&& fn) {
+  MainProcessContext main_only;
+  return detail::call_on_rank(is_main_process(), fn);
+}
+
+/// ignite `one_rank_only(rank, with_barrier)`: a decorator. `one_rank_only(1, true)(f)` returns a
+/// callable that runs `f` on world rank `rank` only (std::optional result) and, with
+/// `with_barrier`, synchronizes all ranks afterwards, turning an exception on `rank` into Error on
+/// every rank.
+class one_rank_only {
+ public:
+  explicit one_rank_only(int rank = 0, bool with_barrier = false) : rank_(rank), with_barrier_(with_barrier) {
+    detail::check_rank("one_rank_only", rank);
+  }
+
+  template <class F>
+  auto operator()(F f) const {
+    return [f = std::move(f), rank = rank_, with_barrier = with_barrier_](auto&&... args) mutable {
+      const bool here = detail::is_rank(rank);
+      using R = std::invoke_result_t<F&, decltype(args)...>;
+      if (!with_barrier) return detail::call_on_rank(here, f, std::forward<decltype(args)>(args)...);
+      std::exception_ptr failure;
+      [[maybe_unused]] std::conditional_t<std::is_void_v<R>, int, std::optional<R>> result{};
+      if (here) {
+        failure = detail::capture([&] {
+          if constexpr (std::is_void_v<R>) f(std::forward<decltype(args)>(args)...);
+          else result = f(std::forward<decltype(args)>(args)...);
+        });
+      }
+      detail::agree_on_outcome("one_rank_only", failure);
+      if constexpr (!std::is_void_v<R>) return result;
+    };
+  }
+
+ private:
+  int rank_;
+  bool with_barrier_;
+};
+
+}  // namespace mpidist

@@ -1,0 +1,10 @@
+// mpidist: distributed-training helpers for mpiexec-launched C++ jobs. One include for all of it.
+#pragma once
+
+#include "mpidist/config.hpp"
+#include "mpidist/environment.hpp"
+#include "mpidist/error.hpp"
+#include "mpidist/guards.hpp"
+#include "mpidist/launch.hpp"
+#include "mpidist/log.hpp"
+#include "mpidist/topology.hpp"

@@ -1,0 +1,149 @@
+#include "mpidist/environment.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+
+#include "context.hpp"
+#include "mpi_check.hpp"
+#include "mpidist/error.hpp"
+#include "rank_prefix.hpp"
+
+namespace mpidist {
+namespace detail {
+namespace {
+
+std::unique_ptr<Context> g_context;
+std::terminate_handler g_previous_terminate = nullptr;
+
+// An exception nobody catches ends in std::terminate without unwinding; by then the other ranks
+// may already sit in a collective. Name the rank and what was thrown, then take the job down.
+[[noreturn]] void terminate_with_abort() noexcept {
+  std::string message = "terminate called";
+  if (auto error = std::current_exception()) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      message = std::string("uncaught exception: ") + e.what();
+    } catch (...) {
+      message = "uncaught exception of unknown type";
+    }
+  }
+  abort_job(message.c_str());
+}
+
+void free_comm(MPI_Comm& comm) noexcept {
+  if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  comm = MPI_COMM_NULL;
+}
+
+void start(int* argc, char*** argv, ThreadLevel level, MPI_Comm adopt) {
+  if (g_context) return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) throw Error("initialize", "MPI was already finalized; it cannot be started again");
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized && adopt != MPI_COMM_NULL)
+    throw Error("initialize", "was given a communicator but MPI is not initialized");
+
+  auto ctx = std::make_unique<Context>();
+  if (!initialized) {
+    int provided = 0;
+    if (MPI_Init_thread(argc, argv, static_cast<int>(level), &provided) != MPI_SUCCESS)
+      throw Error("initialize", "MPI_Init_thread failed");
+    ctx->owns_mpi = true;
+  }
+  // The library talks on its own duplicate, so its messages never match the application's.
+  // MPI_COMM_WORLD appears only here, at the public edge, when no communicator was given.
+  const MPI_Comm base = adopt == MPI_COMM_NULL ? MPI_COMM_WORLD : adopt;
+  MPIDIST_MPI_CHECK(MPI_Comm_dup(base, &ctx->world));
+  MPIDIST_MPI_CHECK(MPI_Comm_set_errhandler(ctx->world, MPI_ERRORS_RETURN));
+  discover_topology(*ctx);
+  g_context = std::move(ctx);
+  g_previous_terminate = std::set_terminate(terminate_with_abort);
+}
+
+}  // namespace
+
+Context& context(const char* operation) {
+  if (!g_context)
+    throw Error(operation, "mpidist is not initialized: create an mpidist::Environment (or call "
+                           "mpidist::initialize()) first");
+  return *g_context;
+}
+
+Context* context_if_initialized() noexcept { return g_context.get(); }
+
+void at_finalize(std::function<void()> cleanup) { context("at_finalize").finalizers.push_back(std::move(cleanup)); }
+
+void abort_job(const char* message) noexcept {
+  std::fprintf(stderr, "mpidist: %s%s; aborting the job so that the other ranks do not hang\n",
+               rank_prefix().c_str(), message);
+  std::fflush(stderr);
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Abort(g_context ? g_context->world : MPI_COMM_WORLD, 1);
+  std::abort();
+}
+
+}  // namespace detail
+
+Environment::Environment(ThreadLevel level) : uncaught_at_start_(std::uncaught_exceptions()), owns_(!is_initialized()) {
+  detail::start(nullptr, nullptr, level, MPI_COMM_NULL);
+}
+
+Environment::Environment(int& argc, char**& argv, ThreadLevel level)
+    : uncaught_at_start_(std::uncaught_exceptions()), owns_(!is_initialized()) {
+  detail::start(&argc, &argv, level, MPI_COMM_NULL);
+}
+
+Environment::Environment(MPI_Comm comm) : uncaught_at_start_(std::uncaught_exceptions()), owns_(!is_initialized()) {
+  if (comm == MPI_COMM_NULL) throw Error("Environment", "was given MPI_COMM_NULL");
+  detail::start(nullptr, nullptr, ThreadLevel::Funneled, comm);
+}
+
+Environment::~Environment() {
+  // Leaving this scope by an exception means this rank stops taking part in collectives.
+  if (std::uncaught_exceptions() > uncaught_at_start_)
+    detail::abort_job("an exception is leaving the scope of mpidist::Environment");
+  if (owns_) finalize();
+}
+
+void initialize(ThreadLevel level) { detail::start(nullptr, nullptr, level, MPI_COMM_NULL); }
+void initialize(int& argc, char**& argv, ThreadLevel level) { detail::start(&argc, &argv, level, MPI_COMM_NULL); }
+void initialize(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) throw Error("initialize", "was given MPI_COMM_NULL");
+  detail::start(nullptr, nullptr, ThreadLevel::Funneled, comm);
+}
+
+void finalize() {
+  auto& ctx = detail::g_context;
+  if (!ctx) return;
+  for (auto it = ctx->finalizers.rbegin(); it != ctx->finalizers.rend(); ++it) {
+    try {
+      (*it)();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "mpidist: %sfinalize: cleanup failed: %s\n", detail::rank_prefix().c_str(), e.what());
+    }
+  }
+  detail::free_comm(ctx->leaders);
+  detail::free_comm(ctx->local);
+  detail::free_comm(ctx->world);
+  const bool owns_mpi = ctx->owns_mpi;
+  ctx.reset();
+  std::set_terminate(detail::g_previous_terminate);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (owns_mpi && !finalized) MPI_Finalize();
+}
+
+bool is_initialized() noexcept { return detail::g_context != nullptr; }
+
+bool is_distributed() { return detail::context("is_distributed").topology.world_size > 1; }
+
+MPI_Comm communicator() { return detail::context("communicator").world; }
+
+}  // namespace mpidist

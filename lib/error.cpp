@@ -1,0 +1,38 @@
+#include "mpidist/error.hpp"
+
+#include <string>
+
+#include "context.hpp"
+#include "mpi_check.hpp"
+#include "rank_prefix.hpp"
+
+namespace mpidist {
+
+namespace {
+int current_rank() noexcept {
+  const auto* ctx = detail::context_if_initialized();
+  return ctx ? ctx->topology.rank : -1;
+}
+}  // namespace
+
+Error::Error(std::string op, std::string what_went_wrong)
+    : Error(std::move(op), std::move(what_went_wrong), current_rank()) {}
+
+Error::Error(std::string op, std::string what_went_wrong, int rank)
+    : std::runtime_error("mpidist: " + detail::rank_prefix() + op + ": " + what_went_wrong),
+      rank_(rank), operation_(std::move(op)), detail_(std::move(what_went_wrong)) {}
+
+namespace detail {
+
+void throw_mpi_error(const char* call, int code, const char* file, int line) {
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) text[0] = '\0';
+  std::string name(call);
+  name = name.substr(0, name.find('('));
+  throw Error(name, std::string(text) + " (MPI error code " + std::to_string(code) + ") at " + file + ":" +
+                        std::to_string(line));
+}
+
+}  // namespace detail
+}  // namespace mpidist

@@ -1,0 +1,104 @@
+#include "mpidist/launch.hpp"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <thread>
+
+#include "mpidist/environment.hpp"
+#include "mpidist/error.hpp"
+#include "mpidist/log.hpp"
+
+extern char** environ;
+
+namespace mpidist {
+namespace {
+
+constexpr const char* launched_marker = "MPIDIST_LAUNCHED";
+
+// This program's own arguments, from the kernel: launch() needs no argc/argv from the caller.
+std::vector<std::string> own_arguments() {
+  std::ifstream cmdline("/proc/self/cmdline", std::ios::binary);
+  const std::string raw((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+  std::vector<std::string> args;
+  for (std::size_t start = 0; start < raw.size();) {
+    const std::size_t end = raw.find('\0', start);
+    args.push_back(raw.substr(start, end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return args;
+}
+
+std::vector<std::string> split_words(const char* text) {
+  std::vector<std::string> words;
+  std::istringstream in(text ? text : "");
+  for (std::string word; in >> word;) words.push_back(word);
+  return words;
+}
+
+std::string self_executable() {
+  std::vector<char> path(4096);
+  const ssize_t length = readlink("/proc/self/exe", path.data(), path.size() - 1);
+  if (length <= 0) throw Error("launch", std::string("cannot find this program's path: ") + std::strerror(errno));
+  return std::string(path.data(), static_cast<std::size_t>(length));
+}
+
+}  // namespace
+
+bool started_by_launcher() {
+  for (const char* name : {launched_marker, "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
+    if (std::getenv(name) != nullptr) return true;
+  return false;
+}
+
+int launch(int nproc, const std::function<void()>& fn, const LaunchOptions& options) {
+  if (nproc < 1) throw Error("launch", "nproc must be at least 1, got " + std::to_string(nproc));
+  if (started_by_launcher() || (is_initialized() && is_distributed())) {
+    const bool started_here = !is_initialized();
+    if (started_here) initialize();
+    fn();
+    if (started_here) finalize();
+    return 0;
+  }
+
+  std::vector<std::string> command{options.mpiexec};
+  if (command[0].empty()) command[0] = std::getenv("MPIDIST_MPIEXEC") ? std::getenv("MPIDIST_MPIEXEC") : "mpiexec";
+  auto extra = options.mpiexec_args.empty() ? split_words(std::getenv("MPIDIST_MPIEXEC_ARGS")) : options.mpiexec_args;
+#ifdef OPEN_MPI
+  if (static_cast<unsigned>(nproc) > std::thread::hardware_concurrency()) extra.insert(extra.begin(), "--oversubscribe");
+#endif
+  command.insert(command.end(), extra.begin(), extra.end());
+  command.insert(command.end(), {"-n", std::to_string(nproc), self_executable()});
+  const auto args = own_arguments();
+  if (!args.empty()) command.insert(command.end(), args.begin() + 1, args.end());
+
+  std::vector<char*> argv;
+  for (auto& word : command) argv.push_back(word.data());
+  argv.push_back(nullptr);
+  std::string text;
+  for (const auto& word : command) text += (text.empty() ? "" : " ") + word;
+  logger().debug("launch: ", text);
+
+  // The marker travels to every rank through the launcher's environment forwarding.
+  setenv(launched_marker, "1", 1);
+  pid_t child = 0;
+  const int rc = posix_spawnp(&child, argv[0], nullptr, nullptr, argv.data(), environ);
+  unsetenv(launched_marker);
+  if (rc != 0) throw Error("launch", "cannot start '" + command[0] + "': " + std::strerror(rc));
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) throw Error("launch", std::string("waitpid failed: ") + std::strerror(errno));
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+}  // namespace mpidist

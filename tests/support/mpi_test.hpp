@@ -1,0 +1,28 @@
+// GoogleTest under mpiexec: every rank runs every test; a failure on any rank fails the test on
+// rank 0, which alone prints and writes the XML report.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace mpidist_test {
+
+/// Base fixture for tests that run on every rank. Its TearDown collects the failures of all ranks
+/// and reports those of the other ranks on rank 0, so "any failing rank fails the test" holds.
+class MpiTest : public ::testing::Test {
+ protected:
+  void TearDown() override;
+};
+
+/// Runs `command` through the shell with a time limit; returns its exit status and output.
+struct CommandResult {
+  int exit_code;
+  std::string output;
+};
+CommandResult run_command(const std::string& command, int timeout_seconds = 60);
+
+/// Environment variables that let Open MPI run as root and oversubscribed, for nested mpiexec runs.
+std::string mpiexec_prefix(int ranks);
+
+}  // namespace mpidist_test

@@ -1,0 +1,266 @@
+// Main-process guards, ordering scopes and the logger, at 1-4 ranks.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "mpi_test.hpp"
+#include "mpidist/mpidist.hpp"
+
+namespace {
+
+using GuardsTest = mpidist_test::MpiTest;
+using namespace std::chrono_literals;
+
+// A file every rank can append to, named by rank 0 and removed by it at the end.
+class SharedFile {
+ public:
+  SharedFile() {
+    std::string name = "/tmp/mpidist-test-" + std::to_string(getpid()) + "-" + std::to_string(counter_++);
+    int length = static_cast<int>(name.size());
+    MPI_Bcast(&length, 1, MPI_INT, 0, mpidist::communicator());
+    name.resize(static_cast<std::size_t>(length));
+    MPI_Bcast(name.data(), length, MPI_CHAR, 0, mpidist::communicator());
+    path_ = name;
+    if (mpidist::is_main_process()) std::ofstream(path_, std::ios::trunc).flush();
+    mpidist::barrier();
+  }
+  ~SharedFile() {
+    mpidist::barrier();
+    if (mpidist::is_main_process()) std::remove(path_.c_str());
+  }
+  void append(const std::string& line) const {
+    std::ofstream(path_, std::ios::app) << line << '\n' << std::flush;
+  }
+  std::vector<std::string> lines() const {
+    std::ifstream in(path_);
+    std::vector<std::string> out;
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+  }
+  bool exists() const { return access(path_.c_str(), F_OK) == 0; }
+
+ private:
+  static inline int counter_ = 0;
+  std::string path_;
+};
+
+std::string me() { return std::to_string(mpidist::rank()); }
+
+TEST_F(GuardsTest, RunOnMainRunsFuncOnMainOnlyThenPostFuncOnOthers) {
+  SharedFile file;
+  mpidist::run_on_main([&] {
+    std::this_thread::sleep_for(50ms);
+    file.append("main");
+  }, [&] {
+    // Main finished before anyone runs post_func.
+    const auto lines = file.lines();
+    EXPECT_FALSE(lines.empty());
+    if (!lines.empty()) {
+      EXPECT_EQ(lines.front(), "main");
+    }
+    file.append("post " + me());
+  });
+  mpidist::barrier();
+  const auto lines = file.lines();
+  ASSERT_EQ(static_cast<int>(lines.size()), mpidist::world_size());  // main + (size-1) posts
+  EXPECT_EQ(lines.front(), "main");
+  for (const auto& line : lines) EXPECT_NE(line, "post 0");
+}
+
+TEST_F(GuardsTest, RunOnMainWithPostOnMain) {
+  SharedFile file;
+  mpidist::run_on_main([&] { file.append("main"); }, [&] { file.append("post " + me()); }, true);
+  mpidist::barrier();
+  EXPECT_EQ(static_cast<int>(file.lines().size()), mpidist::world_size() + 1);
+}
+
+TEST_F(GuardsTest, RunOnMainWithoutPostFunc) {
+  int calls = 0;
+  mpidist::run_on_main([&] { ++calls; });
+  EXPECT_EQ(calls, mpidist::is_main_process() ? 1 : 0);
+}
+
+TEST_F(GuardsTest, ExceptionOnMainBecomesErrorEverywhere) {
+  bool post_ran = false;
+  try {
+    mpidist::run_on_main([] { throw std::runtime_error("download failed"); }, [&] { post_ran = true; });
+    ADD_FAILURE() << "run_on_main returned normally";
+  } catch (const mpidist::Error& e) {
+    EXPECT_EQ(e.operation(), "run_on_main");
+    EXPECT_NE(e.detail().find("rank 0 failed"), std::string::npos) << e.what();
+    EXPECT_NE(e.detail().find("download failed"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(post_ran);
+  // The ranks are still in step: a collective after the failure works.
+  mpidist::barrier();
+}
+
+TEST_F(GuardsTest, ExceptionInPostFuncOnLastRankReachesEveryone) {
+  const int last = mpidist::world_size() - 1;
+  try {
+    mpidist::run_on_main([] {}, [&] {
+      if (mpidist::rank() == last) throw std::runtime_error("bad shard");
+    }, true);
+    ADD_FAILURE() << "no Error";
+  } catch (const mpidist::Error& e) {
+    EXPECT_NE(e.detail().find("rank " + std::to_string(last) + " failed: bad shard"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(GuardsTest, MainProcessOnlyReturnsOptional) {
+  auto square = mpidist::main_process_only([](int x) { return x * x; });
+  const auto result = square(7);
+  EXPECT_EQ(result.has_value(), mpidist::is_main_process());
+  if (result) {
+    EXPECT_EQ(*result, 49);
+  }
+  int calls = 0;
+  auto count = mpidist::main_process_only([&] { ++calls; });
+  count();
+  EXPECT_EQ(calls, mpidist::is_main_process() ? 1 : 0);
+}
+
+TEST_F(GuardsTest, MainProcessContextNestsAndSkipsBarriers) {
+  EXPECT_EQ(mpidist::MainProcessContext::depth(), 0);
+  if (mpidist::is_main_process()) {
+    mpidist::MainProcessContext outer;
+    {
+      mpidist::MainProcessContext inner;
+      EXPECT_EQ(mpidist::MainProcessContext::depth(), 2);
+      mpidist::barrier();  // would deadlock if it reached MPI: the other ranks are not here
+      mpidist::run_on_main([] {});
+    }
+    EXPECT_EQ(mpidist::MainProcessContext::depth(), 1);
+    try {
+      mpidist::MainProcessContext thrown_through;
+      throw std::runtime_error("x");
+    } catch (const std::runtime_error&) {
+    }
+    EXPECT_EQ(mpidist::MainProcessContext::depth(), 1);
+  }
+  EXPECT_EQ(mpidist::MainProcessContext::depth(), 0);
+  mpidist::barrier();
+}
+
+TEST_F(GuardsTest, ZeroFirstOrdersTheBlock) {
+  SharedFile file;
+  {
+    auto first = mpidist::zero_first();
+    file.append("begin " + me());
+    if (mpidist::is_main_process()) std::this_thread::sleep_for(100ms);
+    file.append("end " + me());
+  }
+  mpidist::barrier();
+  const auto lines = file.lines();
+  ASSERT_EQ(static_cast<int>(lines.size()), 2 * mpidist::world_size());
+  EXPECT_EQ(lines[0], "begin 0");
+  EXPECT_EQ(lines[1], "end 0");
+}
+
+TEST_F(GuardsTest, ZeroFirstCallableReturnsOnEveryRank) {
+  const int value = mpidist::zero_first([] { return mpidist::rank() + 10; });
+  EXPECT_EQ(value, mpidist::rank() + 10);
+}
+
+TEST_F(GuardsTest, OneRankFirstWithLastRankAndLocal) {
+  SharedFile file;
+  const int last = mpidist::world_size() - 1;
+  mpidist::one_rank_first(last, false, [&] {
+    file.append("begin " + me());
+    if (mpidist::rank() == last) std::this_thread::sleep_for(50ms);
+  });
+  mpidist::barrier();
+  EXPECT_EQ(file.lines().front(), "begin " + std::to_string(last));
+  // local = true: local rank 0 of every node goes first; on one node that is rank 0.
+  EXPECT_EQ(mpidist::one_rank_first(0, true, [] { return 5; }), 5);
+}
+
+TEST_F(GuardsTest, ZeroFirstFailureStopsTheOthers) {
+  bool others_ran_block = false;
+  try {
+    auto first = mpidist::zero_first();
+    if (mpidist::is_main_process()) throw std::runtime_error("corrupt cache");
+    others_ran_block = true;
+  } catch (const mpidist::Error& e) {
+    EXPECT_FALSE(mpidist::is_main_process());
+    EXPECT_NE(e.detail().find("rank 0 failed inside the block"), std::string::npos) << e.what();
+  } catch (const std::runtime_error& e) {
+    EXPECT_TRUE(mpidist::is_main_process()) << e.what();
+  }
+  EXPECT_FALSE(others_ran_block);
+  mpidist::barrier();
+}
+
+TEST_F(GuardsTest, InvalidRanksAreErrorsOnEveryRank) {
+  const int size = mpidist::world_size();
+  EXPECT_THROW(mpidist::one_rank_first(size, false, [] {}), mpidist::Error);
+  EXPECT_THROW(mpidist::one_rank_first(-1, false, [] {}), mpidist::Error);
+  EXPECT_THROW(mpidist::one_rank_only(size, true), mpidist::Error);
+  try {
+    mpidist::OneRankFirst bad(size + 3);
+  } catch (const mpidist::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank " + std::to_string(size + 3) + " out of range for world size " +
+                                         std::to_string(size)),
+              std::string::npos)
+        << e.what();
+  }
+  mpidist::barrier();
+}
+
+TEST_F(GuardsTest, ZeroOnlyRunsOnRankZero) {
+  const auto result = mpidist::zero_only([] { return std::string("report"); });
+  EXPECT_EQ(result.has_value(), mpidist::is_main_process());
+}
+
+TEST_F(GuardsTest, OneRankOnlyWithoutBarrierDoesNotWait) {
+  const int last = mpidist::world_size() - 1;
+  auto slow = mpidist::one_rank_only(last, false)([] {
+    std::this_thread::sleep_for(400ms);
+    return 1;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const auto result = slow();
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(result.has_value(), mpidist::rank() == last);
+  if (mpidist::rank() != last) {
+    EXPECT_LT(elapsed, 200ms);
+  }
+  mpidist::barrier();
+}
+
+TEST_F(GuardsTest, OneRankOnlyWithBarrierWaitsAndSharesFailure) {
+  SharedFile file;
+  const int last = mpidist::world_size() - 1;
+  mpidist::one_rank_only(last, true)([&] {
+    std::this_thread::sleep_for(50ms);
+    file.append("done");
+  })();
+  EXPECT_EQ(file.lines().size(), 1u);  // every rank sees the work finished
+  auto failing = mpidist::one_rank_only(last, true)([] { throw std::runtime_error("disk full"); });
+  try {
+    failing();
+    ADD_FAILURE() << "no Error";
+  } catch (const mpidist::Error& e) {
+    EXPECT_NE(e.detail().find("disk full"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(GuardsTest, LoggerIsRankPrefixedAndMainOnlyByDefault) {
+  std::ostringstream main_only, everyone;
+  const mpidist::Logger quiet("train", false, mpidist::LogLevel::Info, main_only);
+  quiet.info("step ", 3, " loss ", 0.5);
+  quiet.debug("dropped");
+  const mpidist::Logger loud("train", true, mpidist::LogLevel::Warning, everyone);
+  loud.info("dropped");
+  loud.warning("slow rank");
+  const std::string prefix = mpidist::rank_prefixed_message("");
+  EXPECT_EQ(main_only.str(), mpidist::is_main_process() ? prefix + "INFO train: step 3 loss 0.5\n" : "");
+  EXPECT_EQ(everyone.str(), prefix + "WARNING train: slow rank\n");
+}
+
+}  // namespace
