@@ -15,6 +15,10 @@ class MpiTest : public ::testing::Test {
   void TearDown() override;
 };
 
+/// Runs the registered tests on every rank of an initialized MPI; rank 0 alone prints and writes
+/// the XML report. Returns non-zero on every rank when any rank failed.
+int run_all_tests(int& argc, char** argv);
+
 /// Runs `command` through the shell with a time limit; returns its exit status and output.
 struct CommandResult {
   int exit_code;

@@ -1,83 +1,8 @@
-#include <mpi.h>
-
-#include <array>
-#include <cstdio>
-#include <iostream>
-#include <sstream>
-
+// main() of the MPI test suites: mpidist is alive for the whole run.
 #include "mpi_test.hpp"
-#include "mpidist/mpidist.hpp"
-
-namespace mpidist_test {
-namespace {
-
-// This rank's failure messages for the running test, handed to rank 0 in TearDown.
-std::string g_failures;
-
-class FailureRecorder : public ::testing::EmptyTestEventListener {
-  void OnTestStart(const ::testing::TestInfo&) override { g_failures.clear(); }
-  void OnTestPartResult(const ::testing::TestPartResult& result) override {
-    if (!result.failed()) return;
-    std::ostringstream line;
-    line << (result.file_name() ? result.file_name() : "?") << ":" << result.line_number() << ": "
-         << result.message() << "\n";
-    g_failures += line.str();
-  }
-};
-
-}  // namespace
-
-void MpiTest::TearDown() {
-  const MPI_Comm comm = mpidist::communicator();
-  int size = 0, me = 0;
-  MPI_Comm_size(comm, &size);
-  MPI_Comm_rank(comm, &me);
-  int length = static_cast<int>(g_failures.size());
-  std::vector<int> lengths(static_cast<std::size_t>(size));
-  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
-  std::vector<int> offsets(lengths.size(), 0);
-  int total = 0;
-  for (std::size_t r = 0; r < lengths.size(); ++r) offsets[r] = total, total += lengths[r];
-  std::string all(static_cast<std::size_t>(me == 0 ? total : 0), '\0');
-  MPI_Gatherv(g_failures.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, comm);
-  if (me != 0) return;
-  for (int r = 1; r < size; ++r) {
-    const auto n = static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)]);
-    if (n > 0)
-      ADD_FAILURE() << "rank " << r << " failed:\n" << all.substr(static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]), n);
-  }
-}
-
-CommandResult run_command(const std::string& command, int timeout_seconds) {
-  const std::string full = "timeout -k 5 " + std::to_string(timeout_seconds) + " sh -c '" + command + "' 2>&1";
-  FILE* pipe = popen(full.c_str(), "r");
-  if (pipe == nullptr) return {-1, "popen failed"};
-  std::string output;
-  std::array<char, 4096> chunk{};
-  while (std::fgets(chunk.data(), static_cast<int>(chunk.size()), pipe) != nullptr) output += chunk.data();
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), output};
-}
-
-std::string mpiexec_prefix(int ranks) {
-  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
-         "OMPI_MCA_mpi_yield_when_idle=1 mpiexec -n " + std::to_string(ranks) + " ";
-}
-
-}  // namespace mpidist_test
+#include "mpidist/environment.hpp"
 
 int main(int argc, char** argv) {
   mpidist::Environment env(argc, argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-  listeners.Append(new mpidist_test::FailureRecorder);
-  if (mpidist::rank() != 0) {
-    // Only rank 0 prints and writes the report; the others' failures reach it in TearDown.
-    delete listeners.Release(listeners.default_result_printer());
-    delete listeners.Release(listeners.default_xml_generator());
-  }
-  int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
-  int any_failed = 0;
-  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, mpidist::communicator());
-  return any_failed;
+  return mpidist_test::run_all_tests(argc, argv);
 }

@@ -1,0 +1,121 @@
+// Whole jobs started from a test process that is not itself under mpiexec: abort on failure,
+// launch() from a single process, and mpidist-info's output.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "mpi_test.hpp"
+
+namespace {
+
+using mpidist_test::mpiexec_prefix;
+using mpidist_test::run_command;
+
+std::string program(const char* variable) {
+  const char* path = std::getenv(variable);
+  return path ? path : std::string("missing-") + variable;
+}
+
+std::string temp_file(const std::string& name) {
+  const std::string path = "/tmp/mpidist-jobs-" + std::to_string(getpid()) + "-" + name;
+  std::remove(path.c_str());
+  return path;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST(JobTest, ExceptionEscapingMainAbortsTheJobNamingTheRank) {
+  const auto result = run_command(mpiexec_prefix(3) + program("ABORT_PROBE") + " uncaught", 60);
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.exit_code, 124) << "the job hung until the timeout:\n" << result.output;
+  EXPECT_NE(result.output.find("[rank 1/3] uncaught exception: probe failure on purpose"), std::string::npos)
+      << result.output;
+}
+
+TEST(JobTest, ExceptionLeavingTheEnvironmentScopeAbortsTheJob) {
+  const auto result = run_command(mpiexec_prefix(3) + program("ABORT_PROBE") + " scope", 60);
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.exit_code, 124) << "the job hung until the timeout:\n" << result.output;
+  EXPECT_NE(result.output.find("[rank 1/3] an exception is leaving the scope of mpidist::Environment"),
+            std::string::npos)
+      << result.output;
+}
+
+TEST(JobTest, LaunchStartsTheRanksFromASingleProcess) {
+  const std::string out = temp_file("launch");
+  // No mpiexec here: launch() must start it, and only once.
+  const auto result = run_command("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
+                                      program("LAUNCH_PROBE") + " 3 " + out, 60);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  std::ifstream in(out);
+  std::set<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.insert(line);
+  EXPECT_EQ(lines, (std::set<std::string>{"0 3", "1 3", "2 3"}));
+  std::remove(out.c_str());
+}
+
+TEST(JobTest, LaunchUnderMpiexecJustRunsOnEachRank) {
+  const std::string out = temp_file("launch-nested");
+  const auto result = run_command(mpiexec_prefix(2) + program("LAUNCH_PROBE") + " 4 " + out, 60);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  std::ifstream in(out);
+  std::set<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.insert(line);
+  EXPECT_EQ(lines, (std::set<std::string>{"0 2", "1 2"})) << "launch() must not start a second job";
+  std::remove(out.c_str());
+}
+
+TEST(JobTest, LaunchPropagatesFailure) {
+  const std::string out = temp_file("launch-fail");
+  const auto result = run_command("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
+                                      program("LAUNCH_PROBE") + " 2 " + out + " fail", 60);
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.exit_code, 124) << result.output;
+  EXPECT_NE(result.output.find("launched rank fails on purpose"), std::string::npos) << result.output;
+  std::remove(out.c_str());
+}
+
+TEST(JobTest, MpidistInfoPrintsOneAlignedRowPerRank) {
+  const auto result = run_command(mpiexec_prefix(4) + program("MPIDIST_INFO"), 60);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto lines = lines_of(result.output);
+  ASSERT_EQ(lines.size(), 5u) << result.output;  // header + 4 ranks
+  EXPECT_EQ(lines[0].rfind("rank", 0), 0u) << lines[0];
+  const std::size_t host_column = lines[0].find("host");
+  for (int r = 0; r < 4; ++r) {
+    const auto& row = lines[static_cast<std::size_t>(r) + 1];
+    EXPECT_TRUE(std::regex_search(row, std::regex("^ *" + std::to_string(r) + " "))) << row;
+    // Aligned: every row's host column starts where the header's does.
+    EXPECT_NE(row[host_column], ' ') << row;
+    EXPECT_EQ(row[host_column - 1], ' ') << row;
+  }
+}
+
+TEST(JobTest, MpidistInfoJsonIsValid) {
+  const std::string out = temp_file("info.json");
+  const auto result = run_command(mpiexec_prefix(3) + program("MPIDIST_INFO") + " --json > " + out, 60);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto check = run_command(
+      "python3 -c \"import json,sys; d=json.load(open(\\\"" + out +
+          "\\\")); assert [r[\\\"rank\\\"] for r in d]==[0,1,2], d; assert all(\\\"nccl_version\\\" in r for r in d)\"",
+      30);
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+  std::remove(out.c_str());
+}
+
+TEST(JobTest, MpidistInfoRejectsUnknownArguments) {
+  const auto result = run_command(mpiexec_prefix(2) + program("MPIDIST_INFO") + " --bogus", 60);
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_NE(result.output.find("unknown argument '--bogus'"), std::string::npos) << result.output;
+}
+
+}  // namespace
