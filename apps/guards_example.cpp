@@ -16,7 +16,11 @@ int main(int argc, char** argv) {
   // Rank 0 writes the vocabulary; every rank reads it once it exists.
   const char* path = "/tmp/mpidist-guards-example.txt";
   mpidist::run_on_main([&] { std::ofstream(path) << "hello distributed world\n"; },
-                       [&] { log.info("read after main finished: ", std::ifstream(path).rdbuf()); },
+                       [&] {
+                         std::string line;
+                         std::getline(std::ifstream(path) >> std::ws, line);
+                         log.info("read after main finished: ", line);
+                       },
                        /*run_post_on_main=*/true);
 
   // The dataset is prepared on rank 0 first, then the others find it cached.

@@ -19,7 +19,9 @@ std::string describe_cuda_device(int local_rank) {
   int count = 0;
   const cudaError_t rc = cudaGetDeviceCount(&count);
   if (rc != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky error so later CUDA calls start clean
+    cudaGetLastError();  // clear the error so later CUDA calls start clean
+    if (rc == cudaErrorInsufficientDriver) return "none (no NVIDIA driver)";
+    if (rc == cudaErrorNoDevice) return "none (no CUDA device visible)";
     return std::string("none (") + cudaGetErrorString(rc) + ")";
   }
   if (count == 0) return "none (no CUDA device visible)";

@@ -45,9 +45,12 @@ bool Logger::enabled(LogLevel level) const {
 
 void Logger::write(LogLevel level, const std::string& message) const {
   static constexpr const char* names[] = {"DEBUG", "INFO", "WARNING", "ERROR"};
-  static std::mutex mutex;  // one whole line at a time when threads share a logger
+  // One write per line, so lines of ranks sharing a terminal do not interleave mid-line.
+  const std::string line = detail::rank_prefix() + names[static_cast<int>(level)] + ' ' + name_ + ": " + message + '\n';
+  static std::mutex mutex;
   std::lock_guard lock(mutex);
-  *out_ << detail::rank_prefix() << names[static_cast<int>(level)] << ' ' << name_ << ": " << message << std::endl;
+  out_->write(line.data(), static_cast<std::streamsize>(line.size()));
+  out_->flush();
 }
 
 Logger& logger() {

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Shared set-up for the README's two commands: installs the Debian packages that are missing,
+# configures and builds mpidist in ./build (or $MPIDIST_BUILD_DIR), and exports the Open MPI
+# settings that let it run as root and on fewer cores than ranks. Sourced, not run.
+set -euo pipefail
+mpidist_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+packages=(g++ python3 openmpi-bin libopenmpi-dev libboost-mpi-dev libboost-serialization-dev meson ninja-build
+          pkg-config libgtest-dev libbenchmark-dev)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  echo "mpidist: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1   # containers and CI run as root
+export OMPI_MCA_rmaps_base_oversubscribe=1                          # 4 ranks on 2 cores
+export OMPI_MCA_mpi_yield_when_idle=1                               # ...without busy-waiting each other out
+export OMPI_MCA_btl_vader_single_copy_mechanism=none               # CMA is often blocked in containers
+
+mpidist_build=${MPIDIST_BUILD_DIR:-$mpidist_root/build}
+if [ ! -f "$mpidist_build/build.ninja" ]; then
+  meson setup "$mpidist_build" "$mpidist_root" >/dev/null || meson setup "$mpidist_build" "$mpidist_root"
+fi
+ninja -C "$mpidist_build"
