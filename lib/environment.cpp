@@ -140,6 +140,18 @@ void finalize() {
   if (owns_mpi && !finalized) MPI_Finalize();
 }
 
+void sync() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (finalized) {
+    detail::g_context.reset();  // its communicators died with MPI; nothing left to free
+    std::set_terminate(detail::g_previous_terminate);
+  } else if (initialized && !detail::g_context) {
+    detail::start(nullptr, nullptr, ThreadLevel::Funneled, MPI_COMM_NULL);
+  }
+}
+
 bool is_initialized() noexcept { return detail::g_context != nullptr; }
 
 bool is_distributed() { return detail::context("is_distributed").topology.world_size > 1; }

@@ -76,6 +76,19 @@ TEST_F(LifecycleTest, InitializeAndFinalizeFunctionsAreIdempotent) {
   EXPECT_TRUE(mpi_initialized());
 }
 
+TEST_F(LifecycleTest, SyncAdoptsTheRunningMpi) {
+  ASSERT_FALSE(mpidist::is_initialized());
+  mpidist::sync();
+  EXPECT_TRUE(mpidist::is_initialized());
+  int world_size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  EXPECT_EQ(mpidist::world_size(), world_size);
+  mpidist::sync();  // already in line: nothing changes
+  EXPECT_TRUE(mpidist::is_initialized());
+  mpidist::finalize();
+  EXPECT_TRUE(mpi_initialized());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {

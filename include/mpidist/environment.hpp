@@ -40,6 +40,10 @@ void initialize(int& argc, char**& argv, ThreadLevel level = ThreadLevel::Funnel
 void initialize(MPI_Comm comm);
 /// Releases the library's communicators and finalizes MPI if mpidist started it. Safe to call twice.
 void finalize();
+/// ignite `sync`: brings mpidist in line with an MPI that the application started or finished on
+/// its own — adopts an initialized MPI (on MPI_COMM_WORLD) when mpidist is not initialized, and drops
+/// mpidist's state when MPI was finalized behind its back. Otherwise a no-op.
+void sync();
 /// True between initialize() (or an Environment's construction) and finalize().
 bool is_initialized() noexcept;
 /// True when the world has more than one rank.
