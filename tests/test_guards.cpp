@@ -220,7 +220,7 @@ TEST_F(GuardsTest, ZeroOnlyRunsOnRankZero) {
 TEST_F(GuardsTest, OneRankOnlyWithoutBarrierDoesNotWait) {
   const int last = mpidist::world_size() - 1;
   auto slow = mpidist::one_rank_only(last, false)([] {
-    std::this_thread::sleep_for(400ms);
+    std::this_thread::sleep_for(800ms);
     return 1;
   });
   const auto start = std::chrono::steady_clock::now();
@@ -228,7 +228,7 @@ TEST_F(GuardsTest, OneRankOnlyWithoutBarrierDoesNotWait) {
   const auto elapsed = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(result.has_value(), mpidist::rank() == last);
   if (mpidist::rank() != last) {
-    EXPECT_LT(elapsed, 200ms);
+    EXPECT_LT(elapsed, 400ms);  // generous: 4 ranks may share 2 busy cores
   }
   mpidist::barrier();
 }
