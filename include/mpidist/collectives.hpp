@@ -32,12 +32,14 @@ void reduce_scatter(BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum, 
 /// The reduction lands in root's `out`; `out` is not written on other ranks.
 void reduce(BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum, int root = 0, Stream stream = nullptr);
 
-template <Element T>
-void all_reduce(std::span<T> buffer, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr) {
+/// all_reduce on a span (`all_reduce(std::span(gradients), ReduceOp::Avg)`).
+template <Element T, std::size_t Extent>
+void all_reduce(std::span<T, Extent> buffer, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr) {
   all_reduce(BufferView(buffer), op, stream);
 }
-template <Element T>
-void broadcast(std::span<T> buffer, int root = 0, Stream stream = nullptr) {
+/// broadcast on a span.
+template <Element T, std::size_t Extent>
+void broadcast(std::span<T, Extent> buffer, int root = 0, Stream stream = nullptr) {
   broadcast(BufferView(buffer), root, stream);
 }
 
@@ -45,6 +47,12 @@ void broadcast(std::span<T> buffer, int root = 0, Stream stream = nullptr) {
 void average(BufferView buffer, Stream stream = nullptr);
 /// The same for a dictionary of tensors (one collective per entry, in key order on every rank).
 void average(const std::map<std::string, BufferView>& buffers, Stream stream = nullptr);
+
+/// Collective: creates this job's NCCL communicator now (device selection, the duplicate-GPU
+/// check, ncclCommInitRank) instead of at the first device collective, so start-up failures and
+/// start-up time show before training. Returns false, doing nothing, when NCCL is not built, no
+/// device is visible or MPIDIST_BACKEND=mpi.
+bool init_nccl();
 
 /// Which transport a buffer's collectives take.
 enum class Backend { Mpi, CudaAwareMpi, Nccl };

@@ -9,6 +9,7 @@
 #include "mpidist/guards.hpp"
 #include "mpidist/launch.hpp"
 #include "mpidist/log.hpp"
+#include "mpidist/objects.hpp"
 #include "mpidist/reduce_op.hpp"
 #include "mpidist/tensor.hpp"
 #include "mpidist/topology.hpp"

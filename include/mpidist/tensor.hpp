@@ -68,8 +68,11 @@ enum class MemoryKind { Host, Device };
 class BufferView {
  public:
   BufferView(void* data, std::size_t count, DataType dtype);
-  template <Element T>
-  BufferView(std::span<T> span) : BufferView(const_cast<std::remove_cv_t<T>*>(span.data()), span.size(), dtype_v<T>) {}
+  /// A view of a span (of any extent) of a supported element type; implicit, so spans and
+  /// containers converted to spans can be passed where a BufferView is expected.
+  template <Element T, std::size_t Extent>
+  BufferView(std::span<T, Extent> span)
+      : BufferView(const_cast<std::remove_cv_t<T>*>(span.data()), span.size(), dtype_v<T>) {}
 
   void* data() const noexcept { return data_; }
   std::size_t count() const noexcept { return count_; }

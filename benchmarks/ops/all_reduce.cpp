@@ -1,0 +1,36 @@
+// all_reduce: every rank ends with the element-wise reduction. busbw = algbw × 2(n−1)/n.
+#include "../raw_nccl.hpp"
+#include "op_util.hpp"
+
+namespace bench::ops {
+namespace {
+
+void init(Run& run) { zero_then_fill(run, 0); }
+
+std::size_t check(const Run& run) {
+  return with_dtype(run.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return count_wrong(typed<T>(static_cast<const std::byte*>(run.host_recv), run.counts.recv), 0,
+                       expected_reduction<T>(run.nranks, run.redop));
+  });
+}
+
+void run_mpidist(Run& run) {
+  if (run.in_place) mpidist::all_reduce(recv_view(run), run.redop);
+  else mpidist::all_reduce(send_view(run), recv_view(run), run.redop);
+}
+
+void run_raw_mpi(Run& run) {
+  MPI_Allreduce(run.in_place ? MPI_IN_PLACE : run.send, run.recv, mpi_count(run.counts.recv), mpi_type(run.dtype),
+                mpi_op(run.redop, run.dtype), run.raw_comm);
+  finish_avg(run, run.recv, run.counts.recv);
+}
+
+}  // namespace
+
+extern const OpHooks all_reduce_hooks{
+    .name = "all_reduce", .reduces = true, .rooted = false, .has_data = true, .in_place_only = false,
+    .in_place = OpHooks::InPlace::Same, .counts = whole_counts, .bus_factor = factor_all_reduce, .init = init,
+    .check = check, .run_mpidist = run_mpidist, .run_raw_mpi = run_raw_mpi, .run_raw_nccl = nccl_all_reduce};
+
+}  // namespace bench::ops

@@ -1,0 +1,36 @@
+// reduce: the reduction lands in root's receive buffer only. busbw = algbw.
+#include "../raw_nccl.hpp"
+#include "op_util.hpp"
+
+namespace bench::ops {
+namespace {
+
+void init(Run& run) { zero_then_fill(run, 0); }
+
+std::size_t check(const Run& run) {
+  if (run.rank != run.root) return 0;  // other ranks' output is unspecified
+  return with_dtype(run.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return count_wrong(typed<T>(static_cast<const std::byte*>(run.host_recv), run.counts.recv), 0,
+                       expected_reduction<T>(run.nranks, run.redop));
+  });
+}
+
+void run_mpidist(Run& run) { mpidist::reduce(send_view(run), recv_view(run), run.redop, run.root); }
+
+void run_raw_mpi(Run& run) {
+  // MPI_IN_PLACE is legal only at the root; elsewhere the send buffer is read as usual.
+  const void* send = run.in_place && run.rank == run.root ? MPI_IN_PLACE : run.send;
+  MPI_Reduce(send, run.recv, mpi_count(run.counts.recv), mpi_type(run.dtype), mpi_op(run.redop, run.dtype), run.root,
+             run.raw_comm);
+  if (run.rank == run.root) finish_avg(run, run.recv, run.counts.recv);
+}
+
+}  // namespace
+
+extern const OpHooks reduce_hooks{
+    .name = "reduce", .reduces = true, .rooted = true, .has_data = true, .in_place_only = false,
+    .in_place = OpHooks::InPlace::Same, .counts = whole_counts, .bus_factor = factor_one, .init = init,
+    .check = check, .run_mpidist = run_mpidist, .run_raw_mpi = run_raw_mpi, .run_raw_nccl = nccl_reduce};
+
+}  // namespace bench::ops

@@ -1,0 +1,148 @@
+#include "report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "json.hpp"  // lib/json.hpp: the library's JSON string quoting
+#include "json_value.hpp"
+
+namespace bench {
+namespace {
+
+// printf into a std::string (g++ 12 has no <format>).
+template <class... A>
+std::string fmt(const char* format, A... args) {
+  char text[256];
+  std::snprintf(text, sizeof text, format, args...);
+  return text;
+}
+
+std::string json_quote(std::string_view text) { return mpidist::detail::json_string(text); }
+
+std::string us(double value) { return value < 1e4 ? fmt("%.2f", value) : fmt("%.0f", value); }
+
+}  // namespace
+
+double Result::raw_time_us() const {
+  if (raw_nccl) return raw_nccl->median_us;
+  return raw_mpi ? raw_mpi->median_us : 0.0;
+}
+
+double Result::ratio() const {
+  const double raw = raw_time_us();
+  return raw > 0 ? mpidist.median_us / raw : 0.0;
+}
+
+void print_header(std::ostream& out, const RunInfo& info, const Options& o, bool device) {
+  out << "# mpidist-bench " << info.op << ": " << info.ranks << " ranks on " << info.nodes
+      << (info.nodes == 1 ? " node" : " nodes") << ", backend " << info.backend << " ("
+      << (device ? "device buffers" : "host buffers") << "), " << info.mpi_library << "\n"
+      << "# " << o.iters << " iterations (+" << o.warmup << " warm-up) per size, "
+      << (o.in_place ? "in place" : "out of place") << ", check " << (o.check ? "on" : "off")
+      << "; time = median of the slowest rank, raw " << (device ? "NCCL" : "MPI") << " interleaved\n#\n"
+      << fmt("# %12s %12s %8s %6s %4s %10s %11s %11s %7s %10s %10s %10s %7s %9s\n", "size", "count", "type",
+             "redop", "root", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong", "min(us)", "max(us)",
+             device ? "nccl(us)" : "mpi(us)", "ratio", "added(us)");
+  out.flush();
+}
+
+void print_row(std::ostream& out, const OpHooks& op, const RunInfo& info, const Options& o, const Result& r) {
+  const double raw = r.raw_time_us();
+  out << fmt("  %12zu %12zu %8s %6s %4d %10s %11.3f %11.3f %7zu %10s %10s %10s %7.3f %+9.2f\n", r.bytes, r.count,
+             info.dtype.c_str(), info.redop.c_str(), op.rooted ? o.root : -1, us(r.mpidist.median_us).c_str(),
+             r.algbw, r.busbw, r.wrong, us(r.mpidist.min_us).c_str(), us(r.mpidist.max_us).c_str(),
+             us(raw).c_str(), r.ratio(), r.mpidist.median_us - raw);
+  out.flush();  // one line per size as it completes: the progress of a long sweep
+}
+
+void print_footer(std::ostream& out, const OpHooks& op, const std::vector<Result>& results, std::size_t raw_wrong) {
+  std::size_t wrong = 0;
+  double busbw = 0;
+  std::vector<double> ratios;
+  for (const Result& r : results) {
+    wrong += r.wrong;
+    busbw += r.busbw;
+    if (r.ratio() > 0) ratios.push_back(r.ratio());
+  }
+  std::sort(ratios.begin(), ratios.end());
+  out << "# Wrong values       : " << wrong << (wrong ? " FAILED" : " OK") << "\n";
+  if (raw_wrong) out << "# Raw side wrong     : " << raw_wrong << " (a benchmark bug: please report)\n";
+  if (op.has_data) out << fmt("# Avg bus bandwidth  : %.3f GB/s\n", results.empty() ? 0.0 : busbw / static_cast<double>(results.size()));
+  if (!ratios.empty()) out << fmt("# Median ratio       : %.3f (mpidist / raw)\n", ratios[ratios.size() / 2]);
+  out << "#\n";
+  out.flush();
+}
+
+std::string to_json(const RunInfo& info, const std::vector<Result>& results) {
+  std::ostringstream j;
+  j << "{\"op\": " << json_quote(info.op) << ", \"ranks\": " << info.ranks << ", \"nodes\": " << info.nodes
+    << ", \"backend\": " << json_quote(info.backend) << ", \"dtype\": " << json_quote(info.dtype)
+    << ", \"redop\": " << json_quote(info.redop) << ", \"mpi_library\": " << json_quote(info.mpi_library)
+    << ", \"date\": " << json_quote(info.date) << ",\n \"results\": [";
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const Result& r = results[i];
+    j << (i ? ",\n  " : "\n  ")
+      << fmt("{\"bytes\": %zu, \"count\": %zu, \"time_us\": %.4f, \"time_min_us\": %.4f, \"time_max_us\": %.4f, ",
+             r.bytes, r.count, r.mpidist.median_us, r.mpidist.min_us, r.mpidist.max_us)
+      << fmt("\"algbw\": %.6f, \"busbw\": %.6f, \"wrong\": %zu, \"raw_time_us\": %.4f, \"ratio\": %.5f}", r.algbw,
+             r.busbw, r.wrong, r.raw_time_us(), r.ratio());
+  }
+  j << "\n]}\n";
+  return j.str();
+}
+
+std::string to_csv(const RunInfo& info, const std::vector<Result>& results) {
+  std::ostringstream c;
+  c << "op,ranks,nodes,backend,dtype,redop,bytes,count,time_us,time_min_us,time_max_us,algbw,busbw,wrong,"
+       "raw_time_us,ratio\n";
+  for (const Result& r : results)
+    c << info.op << ',' << info.ranks << ',' << info.nodes << ',' << info.backend << ',' << info.dtype << ','
+      << info.redop << ','
+      << fmt("%zu,%zu,%.4f,%.4f,%.4f,%.6f,%.6f,%zu,%.4f,%.5f\n", r.bytes, r.count, r.mpidist.median_us,
+             r.mpidist.min_us, r.mpidist.max_us, r.algbw, r.busbw, r.wrong, r.raw_time_us(), r.ratio());
+  return c.str();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream file(path, std::ios::binary);
+  file << text;
+  file.close();
+  if (!file) throw std::runtime_error("cannot write '" + path + "'");
+}
+
+void print_compare(std::ostream& out, const std::string& path, const RunInfo& info, const std::vector<Result>& results) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw std::runtime_error("--compare: cannot open '" + path + "'");
+  std::ostringstream text;
+  text << file.rdbuf();
+  const JsonValue old = parse_json(text.str(), path);
+  for (const char* key : {"op", "dtype", "redop", "backend"}) {
+    const std::string was = old.at(key).as_string(), now = key == std::string("op") ? info.op
+                                                     : key == std::string("dtype") ? info.dtype
+                                                     : key == std::string("redop") ? info.redop : info.backend;
+    if (was != now) out << "# note: " << path << " has " << key << " '" << was << "', this run '" << now << "'\n";
+  }
+  if (old.at("ranks").as_number() != info.ranks)
+    out << "# note: " << path << " ran on " << old.at("ranks").as_number() << " ranks, this run on " << info.ranks << "\n";
+  out << "# compare with " << path << " (" << old.at("date").as_string() << "): change = new/old - 1\n"
+      << fmt("# %12s %12s %12s %8s %11s %11s %8s\n", "size", "old(us)", "new(us)", "time", "old busbw", "new busbw",
+             "busbw");
+  for (const Result& r : results) {
+    for (const JsonValue& row : old.at("results").as_array()) {
+      if (static_cast<std::size_t>(row.at("bytes").as_number()) != r.bytes) continue;
+      const double t0 = row.at("time_us").as_number(), b0 = row.at("busbw").as_number();
+      out << fmt("  %12zu %12s %12s %+7.1f%% %11.3f %11.3f %+7.1f%%\n", r.bytes, us(t0).c_str(),
+                 us(r.mpidist.median_us).c_str(), t0 > 0 ? (r.mpidist.median_us / t0 - 1) * 100 : 0.0, b0, r.busbw,
+                 b0 > 0 ? (r.busbw / b0 - 1) * 100 : 0.0);
+      break;
+    }
+  }
+  out.flush();
+}
+
+}  // namespace bench

@@ -1,0 +1,94 @@
+// Byte transport under the object collectives (objects.hpp): fixed-size messages, and framed
+// variable-size payloads that are chunked past INT_MAX bytes. Internal; implemented in
+// lib/objects_transport.cpp.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mpidist::detail {
+
+/// The communicator an object collective talks over, or none (solo): at world size 1 and inside a
+/// MainProcessContext every object collective is local and sends no message. rank and size are
+/// the world's either way.
+struct ObjectComm {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+  int size = 1;
+  bool solo() const noexcept { return comm == MPI_COMM_NULL; }
+};
+
+/// Says whether and over what `operation` communicates.
+ObjectComm object_comm(const char* operation);
+/// The same, after validating `root`: a bad root throws the same Error on every rank before any
+/// message is sent.
+ObjectComm object_comm(const char* operation, int root);
+
+/// What one rank contributes: its encoded value, or (failed) the text of the exception that
+/// prevented encoding it, which every receiver turns into an Error naming this rank.
+struct Payload {
+  const void* data = nullptr;
+  std::size_t size = 0;
+  std::uint64_t tag = 0;  // type fingerprint; receivers reject a payload of another type
+  bool failed = false;
+};
+
+/// Hands out the memory a payload of `size` bytes is received into. May throw (a size that
+/// cannot be a T): the transport then finishes the collective into scratch memory and rethrows,
+/// so no rank is left waiting.
+class PayloadSink {
+ public:
+  virtual std::byte* reserve(std::size_t size) = 0;
+
+ protected:
+  ~PayloadSink() = default;
+};
+
+/// Every rank's payload, back to back in one buffer (rank r's at offsets[r], sizes[r] bytes).
+struct GatheredPayloads {
+  std::unique_ptr<std::byte[]> bytes;
+  std::vector<std::size_t> offsets;
+  std::vector<std::size_t> sizes;
+  const std::byte* data(int rank) const { return bytes.get() + offsets[static_cast<std::size_t>(rank)]; }
+  std::size_t size(int rank) const { return sizes[static_cast<std::size_t>(rank)]; }
+};
+
+// Fixed-size values (the same static size on every rank): one message each, no header.
+// gather's `out` (size × bytes) is written on root only; scatter's `in` is read on root only.
+void broadcast_fixed(const ObjectComm& c, void* data, std::size_t bytes, int root);
+void all_gather_fixed(const ObjectComm& c, const void* in, void* out, std::size_t bytes);
+void gather_fixed(const ObjectComm& c, const void* in, void* out, std::size_t bytes, int root);
+void scatter_fixed(const ObjectComm& c, const void* in, void* out, std::size_t bytes, int root);
+
+// Variable-size payloads: a fixed 256-byte frame per rank (size, type tag, status, and the payload
+// itself when it fits in the 232 bytes left), then the payloads that did not fit, straight from
+// and into the callers' memory, chunked past the message limit. A small payload costs one message. Each throws Error on
+// every rank that learns that a sender failed, and on a receiver that expected another type.
+/// Root sends `mine`; the other ranks receive it into sink.reserve(size).
+void broadcast_payload(const char* operation, const ObjectComm& c, const Payload& mine, PayloadSink& sink, int root);
+/// Every rank receives every rank's payload (its own included), counts first, then
+/// MPI_Allgatherv.
+GatheredPayloads all_gather_payload(const char* operation, const ObjectComm& c, const Payload& mine);
+/// Root receives every rank's payload (MPI_Gatherv); the result is empty on the other ranks.
+GatheredPayloads gather_payload(const char* operation, const ObjectComm& c, const Payload& mine, int root);
+/// Root sends parts[r] to rank r (MPI_Scatterv). On root the parts lie back to back, in rank
+/// order, in one buffer starting at `base`; every rank receives its own part into
+/// sink.reserve(size) and rejects a part whose type tag is not `tag`.
+void scatter_payload(const char* operation, const ObjectComm& c, const std::byte* base,
+                     const std::vector<Payload>& parts, std::uint64_t tag, PayloadSink& sink, int root);
+
+/// The failure text a Payload carries: the exception's what(), cut to a few KiB.
+std::string describe_exception(const std::exception_ptr& error);
+
+/// The largest single message (bytes) the transport sends before chunking: INT_MAX normally.
+std::size_t max_message_bytes() noexcept;
+/// Lowers the message limit so tests can exercise chunking with small payloads; 0 restores it.
+void set_max_message_bytes_for_testing(std::size_t bytes) noexcept;
+
+}  // namespace mpidist::detail

@@ -1,0 +1,29 @@
+// Before a tensor collective moves data, every rank checks its own arguments and all ranks agree
+// that they called the same collective with the same shape, so a mistake on one rank becomes an
+// Error on every rank instead of a hang or silent corruption. Internal.
+#pragma once
+
+#include <exception>
+#include <string_view>
+
+#include "collective_call.hpp"
+
+namespace mpidist::detail {
+
+/// The transport a call takes, chosen per call from the memory kind and MPIDIST_BACKEND.
+enum class Path { Host, CudaAwareMpi, Staged, Nccl };
+std::string_view to_string(Path path) noexcept;
+
+/// Throws Error unless `in` and `out` are a valid pair for `kind` on this rank (element types,
+/// counts relative to `world_size`, memory kinds and devices, reductions defined on tensors).
+void check_local_arguments(CollectiveKind kind, const char* name, const BufferView& in, const BufferView& out,
+                           ReduceOp op, int world_size, int rank, int root);
+
+/// Collective: every rank passes its call and its local failure (null when its arguments were
+/// fine). Throws the same Error on every rank if any rank failed or if the ranks disagree on the
+/// collective, element count, element type, reduction, root or path; the message names the ranks
+/// and their values. Waits at most MPIDIST_TIMEOUT for the other ranks. MPIDIST_VALIDATE=0 skips
+/// the exchange (local failures are still thrown, on this rank only).
+void agree_on_call(const Call& call, Path path, std::exception_ptr local);
+
+}  // namespace mpidist::detail

@@ -1,0 +1,108 @@
+// Device discovery, pointer attributes, streams and the public device() / gpu_mem_usage().
+#include "runtime.hpp"
+
+#include <map>
+#include <string>
+
+#include "../context.hpp"
+#include "../device_backend.hpp"
+#include "mpidist/device.hpp"
+#include "mpidist/error.hpp"
+
+namespace mpidist {
+namespace detail {
+namespace cuda {
+
+void throw_cuda_error(const char* call, cudaError_t code, const char* file, int line) {
+  cudaGetLastError();  // clear the sticky copy of a non-fatal error
+  std::string name(call);
+  name = name.substr(0, name.find('('));
+  throw Error(name, std::string(cudaGetErrorString(code)) + " (CUDA error " + std::to_string(static_cast<int>(code)) +
+                        ") at " + file + ":" + std::to_string(line));
+}
+
+int device_count() noexcept {
+  // A machine with the runtime but no driver or no GPU answers with an error: that means "no device".
+  static const int count = [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    return n;
+  }();
+  return count;
+}
+
+cudaStream_t library_stream(const char* operation, int device) {
+  // One stream per device; the map lives until finalize, which destroys the streams.
+  static std::map<int, cudaStream_t> streams;
+  if (auto found = streams.find(device); found != streams.end()) return found->second;
+  int current = 0;
+  MPIDIST_CUDA_CHECK(cudaGetDevice(&current));
+  if (current != device) MPIDIST_CUDA_CHECK(cudaSetDevice(device));
+  cudaStream_t stream = nullptr;
+  const cudaError_t rc = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  if (current != device) cudaSetDevice(current);
+  if (rc != cudaSuccess)
+    throw Error(operation, std::string("cannot create the library's CUDA stream on cuda:") + std::to_string(device) +
+                               ": " + cudaGetErrorString(rc));
+  if (streams.empty())
+    at_finalize([] {
+      for (auto& [index, s] : streams) cudaStreamDestroy(s);
+      streams.clear();
+    });
+  streams.emplace(device, stream);
+  return stream;
+}
+
+}  // namespace cuda
+
+MemoryLocation locate_memory(const void* data) noexcept {
+  if (data == nullptr || cuda::device_count() == 0) return {};
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, data) != cudaSuccess) {
+    cudaGetLastError();  // older runtimes report plain host pointers as an error
+    return {};
+  }
+  if (attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged)
+    return {MemoryKind::Device, attributes.device};
+  return {};
+}
+
+int cuda_device_count() noexcept { return cuda::device_count(); }
+
+int rank_device(int local_rank) noexcept {
+  const int count = cuda::device_count();
+  return count == 0 ? -1 : local_rank % count;
+}
+
+void synchronize_stream(const char* operation, Stream stream) {
+  if (stream == nullptr) return;
+  const cudaError_t rc = cudaStreamSynchronize(stream);
+  if (rc != cudaSuccess)
+    throw Error(operation, std::string("cudaStreamSynchronize on the caller's stream failed: ") + cudaGetErrorString(rc));
+}
+
+}  // namespace detail
+
+Device device() {
+  const int count = detail::cuda::device_count();
+  if (count == 0) return {};
+  const int index = detail::context("device").topology.local_rank % count;
+  MPIDIST_CUDA_CHECK(cudaSetDevice(index));
+  return {true, index};
+}
+
+double gpu_mem_usage() {
+  if (detail::cuda::device_count() == 0) return 0.0;
+  // Device-wide use (free vs. total) on this rank's current device; never an error.
+  std::size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
+    cudaGetLastError();
+    return 0.0;
+  }
+  return static_cast<double>(total - free) / (1024.0 * 1024.0);
+}
+
+}  // namespace mpidist

@@ -1,0 +1,28 @@
+// CUDA runtime helpers shared by lib/cuda/ and lib/nccl/: the check macro and the library's own
+// streams. Compiled only with MPIDIST_HAVE_CUDA. Internal.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+namespace mpidist::detail::cuda {
+
+/// Throws Error naming the CUDA call, its error name and text, and the source location.
+[[noreturn]] void throw_cuda_error(const char* call, cudaError_t code, const char* file, int line);
+
+/// The library's stream on `device`, created on first use with cudaStreamNonBlocking so that it
+/// never waits for (or is waited on by) the legacy default stream; destroyed at finalize.
+cudaStream_t library_stream(const char* operation, int device);
+
+/// The visible device count (0 on any error, e.g. no driver). Cached after the first call.
+int device_count() noexcept;
+
+}  // namespace mpidist::detail::cuda
+
+/// Evaluates a CUDA runtime call; any result but cudaSuccess becomes mpidist::Error. The error is
+/// also cleared from the runtime's per-thread "last error" so later calls start clean.
+#define MPIDIST_CUDA_CHECK(call)                                                          \
+  do {                                                                                    \
+    const cudaError_t mpidist_cuda_rc_ = (call);                                          \
+    if (mpidist_cuda_rc_ != cudaSuccess)                                                  \
+      ::mpidist::detail::cuda::throw_cuda_error(#call, mpidist_cuda_rc_, __FILE__, __LINE__); \
+  } while (0)

@@ -1,0 +1,73 @@
+// Device buffers through MPI without CUDA-aware MPI: copy them into pinned host memory, run the
+// host path, copy the result back (Aluminum's "host-transfer" backend, without its overlap).
+#include <cstddef>
+
+#include "../context.hpp"
+#include "../device_backend.hpp"
+#include "runtime.hpp"
+
+namespace mpidist::detail {
+namespace {
+
+// One pinned buffer per process, grown on demand and kept: cudaMallocHost is slow, and training
+// repeats the same collectives every step. Freed at finalize.
+class PinnedBuffer {
+ public:
+  char* reserve(std::size_t bytes) {
+    if (bytes <= size_) return data_;
+    release();
+    void* fresh = nullptr;
+    MPIDIST_CUDA_CHECK(cudaMallocHost(&fresh, bytes));
+    if (!registered_) {
+      at_finalize([this] { release(); registered_ = false; });
+      registered_ = true;
+    }
+    data_ = static_cast<char*>(fresh);
+    size_ = bytes;
+    return data_;
+  }
+  void release() noexcept {
+    if (data_ != nullptr) cudaFreeHost(data_);
+    data_ = nullptr;
+    size_ = 0;
+  }
+
+ private:
+  char* data_ = nullptr;
+  std::size_t size_ = 0;
+  bool registered_ = false;
+};
+
+PinnedBuffer g_staging;
+
+}  // namespace
+
+void run_staged(const Call& call, void (*host_path)(const Call&)) {
+  // The caller's stream orders us after the work that produced the input; without one, the
+  // library's stream (inputs must then already be complete, as for NCCL without a stream).
+  const cudaStream_t stream = call.stream ? call.stream : cuda::library_stream(call.name, call.device);
+  const std::size_t element = size_of(call.dtype);
+  const std::size_t in_bytes = in_count(call) * element;
+  const std::size_t out_bytes = out_count(call) * element;
+  const bool in_place = call.in == call.out;
+  char* host_in = g_staging.reserve(in_place ? out_bytes : in_bytes + out_bytes);
+  char* host_out = in_place ? host_in : host_in + in_bytes;
+  // Broadcast only needs the root's data; everyone else's buffer is overwritten.
+  const bool send_input = call.kind != CollectiveKind::Broadcast || call.rank == call.root;
+  if (send_input) MPIDIST_CUDA_CHECK(cudaMemcpyAsync(host_in, call.in, in_bytes, cudaMemcpyDeviceToHost, stream));
+  MPIDIST_CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  Call host = call;
+  host.in = host_in;
+  host.out = host_out;
+  host.device = -1;
+  host_path(host);
+
+  if (writes_output(call)) {
+    MPIDIST_CUDA_CHECK(cudaMemcpyAsync(call.out, host_out, out_bytes, cudaMemcpyHostToDevice, stream));
+    // Even with a caller's stream: the pinned buffer is reused by the next call.
+    MPIDIST_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+}
+
+}  // namespace mpidist::detail

@@ -1,0 +1,128 @@
+// The MPI path. MPI counts are ints, so every collective is split into pieces of at most
+// max_count() elements (INT_MAX unless MPIDIST_MPI_MAX_COUNT lowers it, which tests do to reach
+// the chunked code with small buffers).
+#include "host_collectives.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <string>
+
+#include "../context.hpp"
+#include "../mpi_check.hpp"
+#include "mpidist/error.hpp"
+
+namespace mpidist::detail::mpi {
+namespace {
+
+std::size_t max_count() {
+  const char* text = std::getenv("MPIDIST_MPI_MAX_COUNT");
+  if (text == nullptr || *text == '\0') return INT_MAX;
+  const long long value = std::atoll(text);
+  if (value < 1 || value > INT_MAX)
+    throw Error("tensor collective", std::string("MPIDIST_MPI_MAX_COUNT must be in [1, INT_MAX], got '") + text + "'");
+  return static_cast<std::size_t>(value);
+}
+
+const char* at(const void* base, std::size_t elements, std::size_t element_size) {
+  return static_cast<const char*>(base) + elements * element_size;
+}
+char* at(void* base, std::size_t elements, std::size_t element_size) {
+  return static_cast<char*>(base) + elements * element_size;
+}
+
+// Calls piece(offset, n) for consecutive pieces of [0, count) of at most `limit` elements.
+template <class F>
+void in_pieces(std::size_t count, std::size_t limit, F&& piece) {
+  for (std::size_t offset = 0; offset < count; offset += limit) piece(offset, static_cast<int>(std::min(limit, count - offset)));
+}
+
+struct Plan {
+  MPI_Comm comm;
+  MPI_Datatype type;
+  MPI_Op op;
+  std::size_t size;   // bytes per element
+  std::size_t limit;  // elements per MPI call
+};
+
+void all_reduce(const Call& c, const Plan& p) {
+  const bool in_place = c.in == c.out;
+  in_pieces(c.count, p.limit, [&](std::size_t off, int n) {
+    MPIDIST_MPI_CHECK(MPI_Allreduce(in_place ? MPI_IN_PLACE : at(c.in, off, p.size), at(c.out, off, p.size), n,
+                                    p.type, p.op, p.comm));
+  });
+}
+
+void broadcast(const Call& c, const Plan& p) {
+  in_pieces(c.count, p.limit, [&](std::size_t off, int n) {
+    MPIDIST_MPI_CHECK(MPI_Bcast(at(c.out, off, p.size), n, p.type, c.root, p.comm));
+  });
+}
+
+void reduce(const Call& c, const Plan& p) {
+  const bool in_place = c.in == c.out && c.rank == c.root;
+  in_pieces(c.count, p.limit, [&](std::size_t off, int n) {
+    MPIDIST_MPI_CHECK(MPI_Reduce(in_place ? MPI_IN_PLACE : at(c.in, off, p.size), at(c.out, off, p.size), n, p.type,
+                                 p.op, c.root, p.comm));
+  });
+}
+
+void all_gather(const Call& c, const Plan& p) {
+  if (c.count <= p.limit) {
+    const int n = static_cast<int>(c.count);
+    MPIDIST_MPI_CHECK(MPI_Allgather(c.in, n, p.type, c.out, n, p.type, p.comm));
+    return;
+  }
+  // Blocks too large for one int count: every rank broadcasts its block in pieces. Its own block
+  // is copied with a message to itself, which works for device memory under CUDA-aware MPI too.
+  const std::size_t block = c.count;
+  for (int r = 0; r < c.world_size; ++r) {
+    const std::size_t first = static_cast<std::size_t>(r) * block;
+    in_pieces(block, p.limit, [&](std::size_t off, int n) {
+      void* buffer = r == c.rank ? const_cast<char*>(at(c.in, off, p.size)) : at(c.out, first + off, p.size);
+      MPIDIST_MPI_CHECK(MPI_Bcast(buffer, n, p.type, r, p.comm));
+    });
+  }
+  in_pieces(block, p.limit, [&](std::size_t off, int n) {
+    MPIDIST_MPI_CHECK(MPI_Sendrecv(at(c.in, off, p.size), n, p.type, c.rank, 0,
+                                   at(c.out, static_cast<std::size_t>(c.rank) * block + off, p.size), n, p.type,
+                                   c.rank, 0, p.comm, MPI_STATUS_IGNORE));
+  });
+}
+
+void reduce_scatter(const Call& c, const Plan& p) {
+  if (c.count <= p.limit) {
+    MPIDIST_MPI_CHECK(MPI_Reduce_scatter_block(c.in, c.out, static_cast<int>(c.count), p.type, p.op, p.comm));
+    return;
+  }
+  // Blocks too large for one int count: block r is reduced onto rank r, in pieces.
+  for (int r = 0; r < c.world_size; ++r) {
+    const std::size_t first = static_cast<std::size_t>(r) * c.count;
+    in_pieces(c.count, p.limit, [&](std::size_t off, int n) {
+      MPIDIST_MPI_CHECK(MPI_Reduce(at(c.in, first + off, p.size), at(c.out, off, p.size), n, p.type, p.op, r, p.comm));
+    });
+  }
+}
+
+}  // namespace
+
+bool needs_host_arithmetic(const Call& call) {
+  return reduces(call) && (call.op == ReduceOp::Avg || call.dtype == DataType::Float16 || call.dtype == DataType::BFloat16);
+}
+
+void run(const Call& call) {
+  Plan plan{context(call.name).world, datatype(call.dtype), MPI_OP_NULL, size_of(call.dtype), max_count()};
+  if (reduces(call)) plan.op = reduction(call.op, call.dtype);
+  switch (call.kind) {
+    case CollectiveKind::AllReduce: all_reduce(call, plan); break;
+    case CollectiveKind::Broadcast: broadcast(call, plan); break;
+    case CollectiveKind::Reduce: reduce(call, plan); break;
+    case CollectiveKind::AllGather: all_gather(call, plan); break;
+    case CollectiveKind::ReduceScatter: reduce_scatter(call, plan); break;
+  }
+  // Avg is the sum divided by the world size, computed where the sum landed.
+  if (call.op == ReduceOp::Avg && reduces(call) && writes_output(call))
+    divide(call.out, call.count, call.dtype, call.world_size);
+}
+
+}  // namespace mpidist::detail::mpi

@@ -1,0 +1,109 @@
+// The NCCL path: device buffers, one NCCL call per collective, then (without a caller's stream) a
+// wait that polls the stream and NCCL's asynchronous error, bounded by MPIDIST_TIMEOUT.
+#include <string>
+#include <thread>
+
+#include "../cuda/runtime.hpp"
+#include "../device_backend.hpp"
+#include "../timeout.hpp"
+#include "communicator.hpp"
+#include "mpidist/error.hpp"
+
+namespace mpidist::detail {
+namespace nccl {
+namespace {
+
+ncclDataType_t datatype(DataType dtype) {
+  switch (dtype) {
+    case DataType::Float16: return ncclFloat16;
+    case DataType::BFloat16: return ncclBfloat16;
+    case DataType::Float32: return ncclFloat32;
+    case DataType::Float64: return ncclFloat64;
+    case DataType::Int8: return ncclInt8;
+    case DataType::UInt8: return ncclUint8;
+    case DataType::Int32: return ncclInt32;
+    case DataType::Int64: return ncclInt64;
+  }
+  return ncclFloat32;
+}
+
+// NCCL's ncclAvg sums and divides (integers: a division after the sum, truncating toward zero).
+ncclRedOp_t reduction(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return ncclSum;
+    case ReduceOp::Product: return ncclProd;
+    case ReduceOp::Min: return ncclMin;
+    case ReduceOp::Max: return ncclMax;
+    case ReduceOp::Avg: return ncclAvg;
+    default: return ncclSum;  // And/Or never get here: the front end rejects them
+  }
+}
+
+void enqueue(const Call& c, ncclComm_t comm, cudaStream_t stream) {
+  const ncclDataType_t type = datatype(c.dtype);
+  switch (c.kind) {
+    case CollectiveKind::AllReduce:
+      MPIDIST_NCCL_CHECK(ncclAllReduce(c.in, c.out, c.count, type, reduction(c.op), comm, stream), comm);
+      return;
+    case CollectiveKind::Broadcast:
+      MPIDIST_NCCL_CHECK(ncclBroadcast(c.in, c.out, c.count, type, c.root, comm, stream), comm);
+      return;
+    case CollectiveKind::Reduce:
+      MPIDIST_NCCL_CHECK(ncclReduce(c.in, c.out, c.count, type, reduction(c.op), c.root, comm, stream), comm);
+      return;
+    case CollectiveKind::AllGather:
+      MPIDIST_NCCL_CHECK(ncclAllGather(c.in, c.out, c.count, type, comm, stream), comm);
+      return;
+    case CollectiveKind::ReduceScatter:
+      MPIDIST_NCCL_CHECK(ncclReduceScatter(c.in, c.out, c.count, type, reduction(c.op), comm, stream), comm);
+      return;
+  }
+}
+
+// Waits for `stream` without blocking inside CUDA, so that a peer that never arrives, or an
+// asynchronous NCCL failure, ends in an Error instead of a hang. Either way the communicator is
+// aborted: its peers may be stuck in the same collective and only an abort releases them.
+void wait(const char* operation, Communicator& comm, cudaStream_t stream) {
+  const Deadline deadline(operation);
+  for (;;) {
+    const cudaError_t state = cudaStreamQuery(stream);
+    if (state == cudaSuccess) return;
+    if (state != cudaErrorNotReady) cuda::throw_cuda_error("cudaStreamQuery", state, __FILE__, __LINE__);
+    ncclResult_t async = ncclSuccess;
+    MPIDIST_NCCL_CHECK(ncclCommGetAsyncError(comm.get(), &async), comm.get());
+    if (async != ncclSuccess && async != ncclInProgress) {
+      std::string detail = std::string("NCCL failed while the collective ran: ") + ncclGetErrorString(async);
+      const char* last = ncclGetLastError(comm.get());
+      if (last != nullptr && *last != '\0') detail += ": " + std::string(last);
+      abort_communicator(operation);
+      throw Error(operation, detail + "; the NCCL communicator was aborted");
+    }
+    if (deadline.passed()) {
+      abort_communicator(operation);
+      throw Error(operation, "timed out after " + std::to_string(static_cast<int>(deadline.seconds())) +
+                                 " s waiting for the NCCL collective to finish (MPIDIST_TIMEOUT); a rank may have "
+                                 "stopped calling collectives. The NCCL communicator was aborted");
+    }
+    std::this_thread::yield();
+  }
+}
+
+}  // namespace
+}  // namespace nccl
+
+bool nccl_built() noexcept { return true; }
+
+void start_nccl(const char* operation) { nccl::communicator(operation); }
+
+void run_nccl(const Call& call) {
+  auto& comm = nccl::communicator(call.name);
+  if (call.device != comm.device())
+    throw Error(call.name, "buffers are on cuda:" + std::to_string(call.device) + " but this rank's NCCL communicator "
+                               "uses cuda:" + std::to_string(comm.device()) + " (mpidist::device())");
+  // Without a caller's stream: the library's non-blocking stream, then wait here until done.
+  const cudaStream_t stream = call.stream ? call.stream : cuda::library_stream(call.name, comm.device());
+  nccl::enqueue(call, comm.get(), stream);
+  if (call.stream == nullptr) nccl::wait(call.name, comm, stream);
+}
+
+}  // namespace mpidist::detail

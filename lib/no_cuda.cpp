@@ -1,0 +1,23 @@
+// The CUDA side of the device seam for builds without CUDA: all memory is host memory.
+#include "device_backend.hpp"
+#include "mpidist/device.hpp"
+#include "mpidist/error.hpp"
+
+namespace mpidist {
+namespace detail {
+
+MemoryLocation locate_memory(const void*) noexcept { return {}; }
+int cuda_device_count() noexcept { return 0; }
+int rank_device(int) noexcept { return -1; }
+void synchronize_stream(const char*, Stream) {}
+
+void run_staged(const Call& call, void (*)(const Call&)) {
+  throw Error(call.name, "device memory, but mpidist was built without CUDA");  // unreachable: no device views
+}
+
+}  // namespace detail
+
+Device device() { return {}; }
+double gpu_mem_usage() { return 0.0; }
+
+}  // namespace mpidist

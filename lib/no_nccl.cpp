@@ -1,0 +1,15 @@
+// The NCCL side of the device seam for builds without NCCL.
+#include "device_backend.hpp"
+#include "mpidist/error.hpp"
+
+namespace mpidist::detail {
+
+bool nccl_built() noexcept { return false; }
+
+void start_nccl(const char*) {}
+
+void run_nccl(const Call& call) {
+  throw Error(call.name, "mpidist was built without NCCL");  // unreachable: the front end checks nccl_built()
+}
+
+}  // namespace mpidist::detail

@@ -1,0 +1,328 @@
+// The byte transport of the object collectives: frames, tails, chunking past the message limit.
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <string>
+
+#include "context.hpp"
+#include "mpi_check.hpp"
+#include "mpidist/detail/object_transport.hpp"
+#include "mpidist/error.hpp"
+#include "mpidist/guards.hpp"
+
+namespace mpidist::detail {
+namespace {
+
+// The first message of every variable-size payload. 256 bytes cost the same as 20 on every
+// interconnect we care about, and let small objects (a struct, a metrics map) travel in one message.
+struct FrameHeader {
+  std::uint64_t size;
+  std::uint64_t tag;
+  std::uint32_t failed;
+  std::uint32_t reserved;
+};
+constexpr std::size_t frame_bytes = 256;
+constexpr std::size_t inline_capacity = frame_bytes - sizeof(FrameHeader);
+// A payload travels inside its frame when it fits, else entirely in the tail: then the tail starts
+// at the payload's first byte, as aligned as the caller's memory, and the frame copies nothing.
+struct Frame {
+  FrameHeader header;
+  std::byte inline_bytes[inline_capacity];
+  std::size_t inline_size() const noexcept { return header.size <= inline_capacity ? header.size : 0; }
+  std::size_t tail_size() const noexcept { return header.size - inline_size(); }
+};
+static_assert(sizeof(Frame) == frame_bytes);
+
+constexpr std::size_t max_failure_text = 4096;
+// Staging memory for gathers past the message limit, per round and in all.
+constexpr std::size_t max_staging_bytes = std::size_t{64} << 20;
+
+std::size_t g_message_limit = 0;  // 0: INT_MAX
+
+// A failed sender's text is cut to what fits in its frame, so every rank holding the frames can
+// name the failure without waiting for a tail.
+Frame make_frame(const Payload& p) {
+  Frame f{};
+  const std::size_t size = p.failed ? std::min(p.size, inline_capacity) : p.size;
+  f.header = FrameHeader{size, p.tag, p.failed ? 1u : 0u, 0u};
+  if (size > 0) std::memcpy(f.inline_bytes, p.data, f.inline_size());
+  return f;
+}
+
+int as_count(std::size_t n) { return static_cast<int>(n); }
+
+void bcast_chunked(std::byte* data, std::size_t n, int root, MPI_Comm comm) {
+  const std::size_t limit = max_message_bytes();
+  while (n > 0) {
+    const std::size_t k = std::min(n, limit);
+    MPIDIST_MPI_CHECK(MPI_Bcast(data, as_count(k), MPI_BYTE, root, comm));
+    data += k;
+    n -= k;
+  }
+}
+
+// Throws the Error every rank raises when a sender reported a failure instead of a value.
+void throw_if_failed(const char* operation, int rank, const Frame& f) {
+  if (f.header.failed == 0) return;
+  throw Error(operation, "rank " + std::to_string(rank) +
+                             " failed: " + std::string(reinterpret_cast<const char*>(f.inline_bytes), f.inline_size()));
+}
+
+void check_tag(const char* operation, int rank, const Frame& f, std::uint64_t expected) {
+  if (f.header.tag != expected)
+    throw Error(operation, "rank " + std::to_string(rank) +
+                               " sent a value of another type than this rank expects (the ranks called "
+                               "it with different types)");
+}
+
+// The lowest failed sender, then a sender of another type, become an Error on every rank: all of
+// them hold all frames.
+void check_frames(const char* operation, const std::vector<Frame>& frames, std::uint64_t expected) {
+  for (std::size_t r = 0; r < frames.size(); ++r) throw_if_failed(operation, static_cast<int>(r), frames[r]);
+  for (std::size_t r = 0; r < frames.size(); ++r) check_tag(operation, static_cast<int>(r), frames[r], expected);
+}
+
+// Every rank's payload back to back, in rank order; where each tail lies; and whether one
+// v-collective can address all tails (else rounds through a staging buffer). Every rank computes
+// the same plan from the same frames.
+struct Plan {
+  std::vector<std::size_t> offset, size, tail, at;
+  std::size_t total = 0, largest_tail = 0;
+  bool direct = true;
+};
+Plan plan_of(const std::vector<Frame>& frames) {
+  Plan p;
+  const std::size_t limit = max_message_bytes();
+  for (const auto& f : frames) {
+    p.offset.push_back(p.total);
+    p.size.push_back(f.header.size);
+    p.tail.push_back(f.tail_size());
+    p.at.push_back(p.total + f.inline_size());
+    p.total += f.header.size;
+    p.largest_tail = std::max(p.largest_tail, f.tail_size());
+    if (p.at.back() + p.tail.back() > limit) p.direct = false;
+  }
+  return p;
+}
+
+// The receive buffer, with the inline bytes of every frame already in place. No value-
+// initialization: every byte is overwritten by the frames and the tails.
+GatheredPayloads receive_buffer(const std::vector<Frame>& frames, const Plan& p) {
+  GatheredPayloads g{std::unique_ptr<std::byte[]>(new std::byte[std::max<std::size_t>(p.total, 1)]), p.offset, p.size};
+  for (std::size_t r = 0; r < frames.size(); ++r)
+    std::memcpy(g.bytes.get() + p.offset[r], frames[r].inline_bytes, frames[r].inline_size());
+  return g;
+}
+
+std::vector<int> to_ints(const std::vector<std::size_t>& v) {
+  std::vector<int> out;
+  for (auto x : v) out.push_back(as_count(x));
+  return out;
+}
+
+// Per-rank chunk for rounds past the message limit: all ranks' chunks together stay under the
+// limit and under max_staging_bytes.
+std::size_t round_chunk(int size) {
+  return std::max<std::size_t>(1, std::min(max_message_bytes(), max_staging_bytes) / static_cast<std::size_t>(size));
+}
+
+// Rank r's part of round k: bytes [k·chunk, (k+1)·chunk) of its tail.
+std::vector<int> round_counts(const Plan& p, std::size_t k, std::size_t chunk) {
+  std::vector<int> counts;
+  for (auto n : p.tail) counts.push_back(as_count(n > k * chunk ? std::min(chunk, n - k * chunk) : 0));
+  return counts;
+}
+
+std::vector<int> round_displs(int size, std::size_t chunk) {
+  std::vector<int> displs;
+  for (int r = 0; r < size; ++r) displs.push_back(as_count(static_cast<std::size_t>(r) * chunk));
+  return displs;
+}
+
+// MPI_Allgatherv (root < 0) or MPI_Gatherv of every tail into `out` (receivers only).
+void gather_tails(const ObjectComm& c, const std::byte* my_tail, std::byte* out, const Plan& p, int root) {
+  const bool receiving = root < 0 || c.rank == root;
+  const auto me = static_cast<std::size_t>(c.rank);
+  auto collective = [&](const std::byte* send, const std::vector<int>& counts, std::byte* recv,
+                        const std::vector<int>& displs) {
+    if (root < 0)
+      MPIDIST_MPI_CHECK(
+          MPI_Allgatherv(send, counts[me], MPI_BYTE, recv, counts.data(), displs.data(), MPI_BYTE, c.comm));
+    else
+      MPIDIST_MPI_CHECK(
+          MPI_Gatherv(send, counts[me], MPI_BYTE, recv, counts.data(), displs.data(), MPI_BYTE, root, c.comm));
+  };
+  if (p.direct) {
+    collective(my_tail, to_ints(p.tail), out, to_ints(p.at));
+    return;
+  }
+  const std::size_t chunk = round_chunk(c.size);
+  const auto displs = round_displs(c.size, chunk);
+  std::unique_ptr<std::byte[]> staging(receiving ? new std::byte[chunk * static_cast<std::size_t>(c.size)] : nullptr);
+  for (std::size_t k = 0; k * chunk < p.largest_tail; ++k) {
+    const auto counts = round_counts(p, k, chunk);
+    collective(counts[me] > 0 ? my_tail + k * chunk : my_tail, counts, staging.get(), displs);
+    if (!receiving) continue;
+    for (std::size_t r = 0; r < counts.size(); ++r)
+      std::memcpy(out + p.at[r] + k * chunk, staging.get() + r * chunk, static_cast<std::size_t>(counts[r]));
+  }
+}
+
+// MPI_Scatterv of the tails laid out at root's `base` by plan p; rank r's lands at `my_tail`.
+void scatter_tails(const ObjectComm& c, const std::byte* base, std::byte* my_tail, const Plan& p, int root) {
+  const auto me = static_cast<std::size_t>(c.rank);
+  if (p.direct) {
+    const auto counts = to_ints(p.tail), displs = to_ints(p.at);
+    MPIDIST_MPI_CHECK(
+        MPI_Scatterv(base, counts.data(), displs.data(), MPI_BYTE, my_tail, counts[me], MPI_BYTE, root, c.comm));
+    return;
+  }
+  const std::size_t chunk = round_chunk(c.size);
+  const auto displs = round_displs(c.size, chunk);
+  std::unique_ptr<std::byte[]> staging(c.rank == root ? new std::byte[chunk * static_cast<std::size_t>(c.size)]
+                                                      : nullptr);
+  for (std::size_t k = 0; k * chunk < p.largest_tail; ++k) {
+    const auto counts = round_counts(p, k, chunk);
+    if (c.rank == root)
+      for (std::size_t r = 0; r < counts.size(); ++r)
+        std::memcpy(staging.get() + r * chunk, base + p.at[r] + k * chunk, static_cast<std::size_t>(counts[r]));
+    MPIDIST_MPI_CHECK(MPI_Scatterv(staging.get(), counts.data(), displs.data(), MPI_BYTE,
+                                   counts[me] > 0 ? my_tail + k * chunk : my_tail, counts[me], MPI_BYTE, root, c.comm));
+  }
+}
+
+// all_gather (root < 0) and gather: every rank learns every frame (MPI_Allgather: the counts
+// come first, and all ranks plan the same tail rounds), then the tails follow.
+GatheredPayloads gather_any(const char* operation, const ObjectComm& c, const Payload& mine, int root) {
+  const Frame my_frame = make_frame(mine);
+  std::vector<Frame> frames(static_cast<std::size_t>(c.size));
+  MPIDIST_MPI_CHECK(MPI_Allgather(&my_frame, as_count(frame_bytes), MPI_BYTE, frames.data(), as_count(frame_bytes),
+                                  MPI_BYTE, c.comm));
+  const bool receiving = root < 0 || c.rank == root;
+  const Plan p = plan_of(frames);
+  GatheredPayloads g = receiving ? receive_buffer(frames, p) : GatheredPayloads{};
+  const std::byte* my_tail = static_cast<const std::byte*>(mine.data) + my_frame.inline_size();
+  if (p.largest_tail > 0) gather_tails(c, my_tail, g.bytes.get(), p, root);
+  check_frames(operation, frames, mine.tag);
+  return g;
+}
+
+// Receives a payload described by `f` into the sink's memory; when the sink refuses the size, or
+// the sender failed or sent another type, into scratch memory, so the collective completes on
+// every rank before anyone throws.
+class Landing {
+ public:
+  Landing(PayloadSink& sink, const Frame& f, std::uint64_t expected) {
+    if (f.header.failed == 0 && f.header.tag == expected) {
+      try {
+        dest_ = sink.reserve(f.header.size);
+      } catch (...) {
+        refused_ = std::current_exception();
+      }
+    }
+    if (dest_ == nullptr) {
+      scratch_.reset(new std::byte[std::max<std::size_t>(f.header.size, 1)]);
+      dest_ = scratch_.get();
+    }
+    std::memcpy(dest_, f.inline_bytes, f.inline_size());
+  }
+  std::byte* tail(const Frame& f) const { return dest_ + f.inline_size(); }
+  void finish() const {
+    if (refused_) std::rethrow_exception(refused_);
+  }
+
+ private:
+  std::byte* dest_ = nullptr;
+  std::unique_ptr<std::byte[]> scratch_;
+  std::exception_ptr refused_;
+};
+
+}  // namespace
+
+ObjectComm object_comm(const char* operation, int root) {
+  check_rank(operation, root);
+  return object_comm(operation);
+}
+
+ObjectComm object_comm(const char* operation) {
+  auto& ctx = context(operation);
+  const bool solo = ctx.topology.world_size == 1 || MainProcessContext::depth() > 0;
+  return ObjectComm{solo ? MPI_COMM_NULL : ctx.world, ctx.topology.rank, ctx.topology.world_size};
+}
+
+std::size_t max_message_bytes() noexcept {
+  return g_message_limit == 0 ? static_cast<std::size_t>(INT_MAX) : g_message_limit;
+}
+
+void set_max_message_bytes_for_testing(std::size_t bytes) noexcept {
+  g_message_limit = std::min<std::size_t>(bytes, INT_MAX);
+}
+
+std::string describe_exception(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return std::string(e.what()).substr(0, max_failure_text);
+  } catch (...) {
+    return "exception of unknown type";
+  }
+}
+
+void broadcast_fixed(const ObjectComm& c, void* data, std::size_t bytes, int root) {
+  bcast_chunked(static_cast<std::byte*>(data), bytes, root, c.comm);
+}
+
+void all_gather_fixed(const ObjectComm& c, const void* in, void* out, std::size_t bytes) {
+  MPIDIST_MPI_CHECK(MPI_Allgather(in, as_count(bytes), MPI_BYTE, out, as_count(bytes), MPI_BYTE, c.comm));
+}
+
+void gather_fixed(const ObjectComm& c, const void* in, void* out, std::size_t bytes, int root) {
+  MPIDIST_MPI_CHECK(MPI_Gather(in, as_count(bytes), MPI_BYTE, out, as_count(bytes), MPI_BYTE, root, c.comm));
+}
+
+void scatter_fixed(const ObjectComm& c, const void* in, void* out, std::size_t bytes, int root) {
+  MPIDIST_MPI_CHECK(MPI_Scatter(in, as_count(bytes), MPI_BYTE, out, as_count(bytes), MPI_BYTE, root, c.comm));
+}
+
+GatheredPayloads all_gather_payload(const char* operation, const ObjectComm& c, const Payload& mine) {
+  return gather_any(operation, c, mine, -1);
+}
+
+GatheredPayloads gather_payload(const char* operation, const ObjectComm& c, const Payload& mine, int root) {
+  return gather_any(operation, c, mine, root);
+}
+
+void broadcast_payload(const char* operation, const ObjectComm& c, const Payload& mine, PayloadSink& sink, int root) {
+  Frame f = c.rank == root ? make_frame(mine) : Frame{};
+  MPIDIST_MPI_CHECK(MPI_Bcast(&f, as_count(frame_bytes), MPI_BYTE, root, c.comm));
+  if (c.rank == root) {
+    // MPI_Bcast only reads the root's buffer.
+    auto* tail = const_cast<std::byte*>(static_cast<const std::byte*>(mine.data)) + f.inline_size();
+    bcast_chunked(tail, f.tail_size(), root, c.comm);
+    throw_if_failed(operation, root, f);
+    return;
+  }
+  Landing landing(sink, f, mine.tag);
+  bcast_chunked(landing.tail(f), f.tail_size(), root, c.comm);
+  throw_if_failed(operation, root, f);
+  check_tag(operation, root, f, mine.tag);
+  landing.finish();
+}
+
+void scatter_payload(const char* operation, const ObjectComm& c, const std::byte* base,
+                     const std::vector<Payload>& parts, std::uint64_t tag, PayloadSink& sink, int root) {
+  // Root sends every rank's frame to all, so all ranks plan the same tail rounds.
+  std::vector<Frame> frames(static_cast<std::size_t>(c.size));
+  if (c.rank == root)
+    for (std::size_t r = 0; r < frames.size(); ++r) frames[r] = make_frame(parts[r]);
+  MPIDIST_MPI_CHECK(MPI_Bcast(frames.data(), as_count(frame_bytes * frames.size()), MPI_BYTE, root, c.comm));
+  const Plan p = plan_of(frames);
+  const Frame& mine = frames[static_cast<std::size_t>(c.rank)];
+  Landing landing(sink, mine, tag);
+  if (p.largest_tail > 0) scatter_tails(c, base, landing.tail(mine), p, root);
+  throw_if_failed(operation, root, mine);
+  check_tag(operation, root, mine, tag);
+  landing.finish();
+}
+
+}  // namespace mpidist::detail

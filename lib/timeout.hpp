@@ -1,0 +1,34 @@
+// MPIDIST_TIMEOUT: how long a tensor collective waits for the other ranks before it gives up with
+// an Error instead of hanging. Internal.
+#pragma once
+
+#include <mpi.h>
+
+#include <chrono>
+
+namespace mpidist::detail {
+
+/// Default MPIDIST_TIMEOUT in seconds: PyTorch's default for NCCL process groups (10 minutes).
+inline constexpr double default_timeout_seconds = 600.0;
+
+/// MPIDIST_TIMEOUT in seconds (a positive number; 0 waits forever); default_timeout_seconds when
+/// unset. Throws Error("<operation>: ...") for a malformed value.
+double timeout_seconds(const char* operation);
+
+/// A point in time MPIDIST_TIMEOUT seconds from now, and whether it has passed.
+class Deadline {
+ public:
+  explicit Deadline(const char* operation);
+  bool passed() const;
+  double seconds() const noexcept { return seconds_; }
+
+ private:
+  double seconds_;
+  std::chrono::steady_clock::time_point end_;
+};
+
+/// Completes `request` by polling MPI_Test; past `deadline` throws Error(operation, "timed out
+/// ... waiting for <what>"). The request is then left pending: collectives cannot be cancelled.
+void wait_or_time_out(const char* operation, const Deadline& deadline, MPI_Request& request, const char* what);
+
+}  // namespace mpidist::detail

@@ -1,0 +1,285 @@
+// Emulated NCCL: unique ids, communicator creation (checked across all ranks), teardown, errors.
+//
+// ncclCommInitRank is checked collectively: every process of MPI_COMM_WORLD exchanges what it was
+// given (id, rank, nranks, device, host, GPU UUID), and all of them apply the same checks to the
+// same table, so a mismatch fails on every rank with the same message instead of hanging.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <sstream>
+
+#include "nccl_internal.hpp"
+
+namespace mpidist_emu {
+namespace {
+
+using Lock = std::lock_guard<std::recursive_mutex>;
+
+constexpr char kIdMagic[16] = "mpidist-emu-id";
+
+std::string g_last_error;
+
+std::vector<std::unique_ptr<ncclComm>>& comms() {
+  static auto* all = new std::vector<std::unique_ptr<ncclComm>>;  // never destroyed: tombstones, and exit-time calls
+  return *all;
+}
+
+/// What one process brings to ncclCommInitRank.
+struct Joiner {
+  ncclUniqueId id;
+  int rank;
+  int nranks;
+  int device;
+  int device_set;
+  int bad_arguments;  ///< a local mistake (null comm pointer, bad config): everyone fails, nobody hangs
+  cudaUUID_t uuid;
+  char host[256];
+};
+
+std::string id_text(const ncclUniqueId& id) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%02x%02x%02x%02x%02x%02x", static_cast<unsigned char>(id.internal[16]),
+                static_cast<unsigned char>(id.internal[17]), static_cast<unsigned char>(id.internal[18]),
+                static_cast<unsigned char>(id.internal[19]), static_cast<unsigned char>(id.internal[20]),
+                static_cast<unsigned char>(id.internal[21]));
+  return std::memcmp(id.internal, kIdMagic, sizeof kIdMagic) == 0 ? text : "(not from ncclGetUniqueId)";
+}
+
+// The checks, in the order NCCL users usually get them wrong. Returns "" when all pass.
+std::string check_joiners(const std::vector<Joiner>& all, ncclResult_t* result) {
+  const int world = static_cast<int>(all.size());
+  *result = ncclInvalidArgument;
+  for (int w = 0; w < world; ++w) {
+    const Joiner& j = all[static_cast<std::size_t>(w)];
+    if (j.bad_arguments != 0)
+      return "process " + std::to_string(w) +
+             (j.bad_arguments == 1 ? " passed a null comm pointer" : " passed a config not set from NCCL_CONFIG_INITIALIZER");
+    if (std::memcmp(j.id.internal, kIdMagic, sizeof kIdMagic) != 0)
+      return "process " + std::to_string(w) + " passed an id that ncclGetUniqueId did not produce (not broadcast?)";
+    if (std::memcmp(&j.id, &all[0].id, sizeof j.id) != 0)
+      return "processes disagree on the unique id: process 0 has " + id_text(all[0].id) + ", process " +
+             std::to_string(w) + " has " + id_text(j.id);
+    if (j.nranks != world)
+      return "process " + std::to_string(w) + " passed nranks " + std::to_string(j.nranks) + " but " +
+             std::to_string(world) + " processes joined (the emulation needs a communicator spanning MPI_COMM_WORLD)";
+    if (j.rank < 0 || j.rank >= j.nranks)
+      return "process " + std::to_string(w) + " passed rank " + std::to_string(j.rank) + " outside [0, " +
+             std::to_string(j.nranks) + ")";
+  }
+  for (int a = 0; a < world; ++a) {
+    for (int b = a + 1; b < world; ++b) {
+      if (all[static_cast<std::size_t>(a)].rank == all[static_cast<std::size_t>(b)].rank)
+        return "processes " + std::to_string(a) + " and " + std::to_string(b) + " both passed rank " +
+               std::to_string(all[static_cast<std::size_t>(a)].rank);
+    }
+  }
+  *result = ncclInvalidUsage;
+  for (int w = 0; w < world; ++w) {
+    if (all[static_cast<std::size_t>(w)].device_set == 0)
+      return "rank " + std::to_string(all[static_cast<std::size_t>(w)].rank) +
+             " never called cudaSetDevice before ncclCommInitRank";
+  }
+  if (config().allow_shared_device) return "";
+  for (int a = 0; a < world; ++a) {
+    for (int b = a + 1; b < world; ++b) {
+      const Joiner& x = all[static_cast<std::size_t>(a)];
+      const Joiner& y = all[static_cast<std::size_t>(b)];
+      if (std::strcmp(x.host, y.host) == 0 && std::memcmp(&x.uuid, &y.uuid, sizeof x.uuid) == 0)
+        return "Duplicate GPU detected: rank " + std::to_string(x.rank) + " and rank " + std::to_string(y.rank) +
+               " both on CUDA device " + std::to_string(y.device) + " (same UUID) of host " + x.host;
+    }
+  }
+  return "";
+}
+
+ncclResult_t init(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank, bool bad_config, const char* call) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized)
+    return nccl_fail(ncclSystemError, std::string(call) + ": the emulation needs MPI to be initialized (it is its transport)");
+  if (out != nullptr) *out = nullptr;
+  Joiner mine{};
+  mine.bad_arguments = out == nullptr ? 1 : (bad_config ? 2 : 0);
+  mine.id = id;
+  mine.rank = rank;
+  mine.nranks = nranks;
+  mine.device = current_device();
+  mine.device_set = device_was_set() ? 1 : 0;
+  mine.uuid = device_uuid(mine.device);
+  std::snprintf(mine.host, sizeof mine.host, "%s", host_identity().c_str());
+
+  MPI_Comm scratch = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &scratch);
+  int world = 0;
+  MPI_Comm_size(scratch, &world);
+  std::vector<Joiner> all(static_cast<std::size_t>(world));
+  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, scratch);
+  ncclResult_t result = ncclSuccess;
+  const std::string problem = check_joiners(all, &result);
+  if (!problem.empty()) {
+    MPI_Comm_free(&scratch);
+    return nccl_fail(result, std::string(call) + ": " + problem);
+  }
+  auto comm = std::make_unique<ncclComm>();
+  comm->rank = rank;
+  comm->nranks = nranks;
+  comm->device = mine.device;
+  MPI_Comm_split(scratch, 0, rank, &comm->mpi);
+  MPI_Comm_free(&scratch);
+  Lock hold(big_lock());
+  *out = comm.get();
+  comms().push_back(std::move(comm));
+  return ncclSuccess;
+}
+
+const char* state_text(ncclComm::State state) {
+  switch (state) {
+    case ncclComm::State::Finalized: return "finalized by ncclCommFinalize";
+    case ncclComm::State::Destroyed: return "destroyed by ncclCommDestroy";
+    case ncclComm::State::Aborted: return "aborted by ncclCommAbort";
+    default: return "ready";
+  }
+}
+
+// For the queries and teardown, which must also reject unknown handles but accept finalized ones.
+ncclResult_t check_known(ncclComm_t comm, const char* call, bool allow_finalized) {
+  if (comm == nullptr) return nccl_fail(ncclInvalidArgument, std::string(call) + ": comm is null");
+  Lock hold(big_lock());
+  const auto& all = comms();
+  if (std::none_of(all.begin(), all.end(), [&](const auto& c) { return c.get() == comm; }))
+    return nccl_fail(ncclInvalidArgument, std::string(call) + ": " + hex(comm) + " is not a communicator");
+  if (comm->state == ncclComm::State::Ready || (allow_finalized && comm->state == ncclComm::State::Finalized))
+    return ncclSuccess;
+  return nccl_fail(ncclInvalidUsage, std::string(call) + ": the communicator was " + state_text(comm->state));
+}
+
+}  // namespace
+
+ncclResult_t nccl_fail(ncclResult_t result, const std::string& message) {
+  Lock hold(big_lock());
+  g_last_error = message;
+  diagnose("NCCL " + message);
+  return result;
+}
+
+ncclResult_t check_comm(ncclComm_t comm, const char* call) { return check_known(comm, call, false); }
+
+}  // namespace mpidist_emu
+
+using namespace mpidist_emu;
+
+extern "C" {
+
+ncclResult_t ncclGetVersion(int* version) {
+  if (version == nullptr) return nccl_fail(ncclInvalidArgument, "ncclGetVersion: version is null");
+  *version = NCCL_VERSION_CODE;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId) {
+  if (uniqueId == nullptr) return nccl_fail(ncclInvalidArgument, "ncclGetUniqueId: uniqueId is null");
+  *uniqueId = ncclUniqueId{};
+  std::memcpy(uniqueId->internal, kIdMagic, sizeof kIdMagic);
+  std::random_device entropy;
+  for (int i = 16; i < 32; i += 4) {
+    const unsigned word = entropy();
+    std::memcpy(uniqueId->internal + i, &word, sizeof word);
+  }
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
+  return init(comm, nranks, commId, rank, false, "ncclCommInitRank");
+}
+
+// A non-blocking config is accepted; initialization completes before returning, which real NCCL
+// is also allowed to do (ncclCommGetAsyncError then reports ncclSuccess).
+ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config) {
+  const bool bad = config != nullptr && (config->magic != 0xcafebeef || config->size != sizeof(ncclConfig_t));
+  return init(comm, nranks, commId, rank, bad, "ncclCommInitRankConfig");
+}
+
+ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+  if (const ncclResult_t r = check_comm(comm, "ncclCommFinalize"); r != ncclSuccess) return r;
+  flush_operations(comm);
+  Lock hold(big_lock());
+  comm->state = ncclComm::State::Finalized;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  if (comm == nullptr) return ncclSuccess;  // as in NCCL
+  if (const ncclResult_t r = check_known(comm, "ncclCommDestroy", true); r != ncclSuccess) return r;
+  flush_operations(comm);
+  Lock hold(big_lock());
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && !comm->abandoned_requests) MPI_Comm_free(&comm->mpi);
+  comm->state = ncclComm::State::Destroyed;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  if (comm == nullptr) return ncclSuccess;
+  if (const ncclResult_t r = check_known(comm, "ncclCommAbort", true); r != ncclSuccess) return r;
+  Lock hold(big_lock());
+  // MPI cannot cancel a posted collective: its request and staging memory are abandoned, and
+  // the MPI communicator is leaked rather than freed under it.
+  cancel_operations(comm);
+  comm->state = ncclComm::State::Aborted;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
+  if (asyncError == nullptr) return nccl_fail(ncclInvalidArgument, "ncclCommGetAsyncError: asyncError is null");
+  if (const ncclResult_t r = check_known(comm, "ncclCommGetAsyncError", true); r != ncclSuccess) return r;
+  *asyncError = ncclSuccess;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommCount(const ncclComm_t comm, int* count) {
+  if (count == nullptr) return nccl_fail(ncclInvalidArgument, "ncclCommCount: count is null");
+  if (const ncclResult_t r = check_known(comm, "ncclCommCount", true); r != ncclSuccess) return r;
+  *count = comm->nranks;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device) {
+  if (device == nullptr) return nccl_fail(ncclInvalidArgument, "ncclCommCuDevice: device is null");
+  if (const ncclResult_t r = check_known(comm, "ncclCommCuDevice", true); r != ncclSuccess) return r;
+  *device = comm->device;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank) {
+  if (rank == nullptr) return nccl_fail(ncclInvalidArgument, "ncclCommUserRank: rank is null");
+  if (const ncclResult_t r = check_known(comm, "ncclCommUserRank", true); r != ncclSuccess) return r;
+  *rank = comm->rank;
+  return ncclSuccess;
+}
+
+const char* ncclGetErrorString(ncclResult_t result) {
+  switch (result) {
+    case ncclSuccess: return "no error";
+    case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+    case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+    case ncclInternalError: return "internal error - please report this issue to the NCCL developers";
+    case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+    case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+    case ncclRemoteError: return "remote process exited or there was a network error";
+    case ncclInProgress: return "NCCL operation in progress";
+    default: return "unknown result code";
+  }
+}
+
+const char* ncclGetLastError(ncclComm_t /*comm*/) {
+  // NCCL keeps one process-wide message; the copy keeps the pointer valid until the next call.
+  static thread_local std::string copy;
+  Lock hold(big_lock());
+  copy = g_last_error;
+  return copy.c_str();
+}
+
+}  // extern "C"

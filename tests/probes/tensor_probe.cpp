@@ -1,0 +1,67 @@
+// A small job for test_collectives_device: device collectives that must fail in a controlled way
+// (a rank that never joins, two ranks on one GPU). Prints "PROBE rank R: ..." lines.
+//   tensor_probe timeout    the last rank skips the second all_reduce; the others must get an Error
+//   tensor_probe duplicate  run with every rank on one GPU; every rank must get the Error
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mpidist/mpidist.hpp"
+#include "tensor_buffers.hpp"
+
+namespace {
+
+void say(const std::string& text) {
+  std::printf("PROBE rank %d: %s\n", mpidist::rank(), text.c_str());
+  std::fflush(stdout);
+}
+
+int timeout_probe() {
+  mpidist_test::TestBuffer<float> buffer(std::vector<float>(1024, 1.0f));
+  mpidist::all_reduce(buffer.view());  // everyone: creates the NCCL communicator
+  say("first all_reduce gave " + std::to_string(buffer.read()[0]));
+  const bool skips = mpidist::rank() == mpidist::world_size() - 1;
+  if (skips) {
+    // Never joins the second collective; leaves once the others had time to give up.
+    std::this_thread::sleep_for(std::chrono::seconds(12));
+    say("leaving without joining");
+    _exit(0);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    mpidist::all_reduce(buffer.view());
+    say("second all_reduce returned without an error");
+  } catch (const mpidist::Error& e) {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    say("caught after " + std::to_string(static_cast<int>(seconds)) + " s: " + e.what());
+  }
+  // A timed-out collective cannot be finished; leave without MPI_Finalize.
+  _exit(0);
+}
+
+int duplicate_probe() {
+  try {
+    mpidist_test::TestBuffer<float> buffer(std::vector<float>(16, 1.0f));
+    mpidist::all_reduce(buffer.view());
+    say("all_reduce returned without an error");
+  } catch (const mpidist::Error& e) {
+    say(std::string("caught: ") + e.what());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  mpidist::Environment env(argc, argv);
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "timeout") return timeout_probe();
+  if (mode == "duplicate") return duplicate_probe();
+  std::fprintf(stderr, "usage: tensor_probe timeout|duplicate\n");
+  return 2;
+}

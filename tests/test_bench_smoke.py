@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Smoke test of mpidist-bench: every op at 2 and 3 ranks with the data check on, plus a few
+variants (in place, other reductions and types, root = last rank). A run fails on a non-zero
+exit, which the benchmark returns for any wrong value.
+
+usage: test_bench_smoke.py MPIEXEC MPIDIST_BENCH
+"""
+import subprocess
+import sys
+import time
+
+OPS = ["all_reduce", "broadcast", "all_gather", "reduce_scatter", "reduce", "barrier",
+       "object_broadcast", "object_all_gather"]
+QUICK = ["-b", "8", "-e", "64K", "-f", "32", "-n", "3", "-w", "1", "-c", "1"]
+
+
+def cases():
+    for np in (2, 3):
+        for op in OPS:
+            yield np, [op] + QUICK
+    yield 3, ["all_reduce", "-d", "float16", "-o", "avg", "--in-place"] + QUICK
+    yield 2, ["all_reduce", "-d", "int8", "-o", "max"] + QUICK
+    yield 3, ["reduce_scatter", "-d", "bfloat16", "-o", "min", "--in-place"] + QUICK
+    yield 3, ["all_gather", "-d", "int64", "--in-place"] + QUICK
+    yield 3, ["reduce", "-r", "2", "-o", "prod", "-d", "float64"] + QUICK
+    yield 3, ["broadcast", "-r", "2", "-d", "uint8"] + QUICK
+    yield 3, ["object_broadcast", "-r", "2", "-d", "int32"] + QUICK
+
+
+def main():
+    mpiexec, bench = sys.argv[1], sys.argv[2]
+    failures = 0
+    start = time.time()
+    for np, args in cases():
+        cmd = [mpiexec, "-n", str(np), bench] + args
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        ok = proc.returncode == 0 and "# Wrong values       : 0 OK" in proc.stdout
+        print(("ok  " if ok else "FAIL") + f" np={np} " + " ".join(args))
+        if not ok:
+            failures += 1
+            print(f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    # Bad input is refused with exit code 2 and a message naming the value.
+    proc = subprocess.run([mpiexec, "-n", "2", bench, "broadcast", "-r", "5"], capture_output=True, text=True, timeout=60)
+    if proc.returncode == 0 or "-r 5 out of range" not in proc.stderr:
+        failures += 1
+        print(f"FAIL bad root accepted: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    print(f"{failures} failures in {time.time() - start:.1f} s")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

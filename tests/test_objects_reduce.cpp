@@ -1,0 +1,159 @@
+// all_reduce of objects at 1-4 ranks: every ReduceOp on int64 (exact beyond 2^53), double and
+// bool; element-wise vectors and arrays; key-wise metrics and their mismatched keys.
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mpi_test.hpp"
+#include "mpidist/mpidist.hpp"
+
+namespace {
+
+using ObjectsReduceTest = mpidist_test::MpiTest;
+using mpidist::ReduceOp;
+
+int rank() { return mpidist::rank(); }
+int size() { return mpidist::world_size(); }
+
+// The expected reduction, computed the obvious way from every rank's value.
+template <class T, class Make>
+T expected(ReduceOp op, Make make) {
+  T acc = make(0);
+  for (int r = 1; r < size(); ++r) {
+    const T v = make(r);
+    switch (op) {
+      case ReduceOp::Sum:
+      case ReduceOp::Avg:
+        acc = static_cast<T>(acc + v);
+        break;
+      case ReduceOp::Product:
+        acc = static_cast<T>(acc * v);
+        break;
+      case ReduceOp::Min:
+        acc = std::min(acc, v);
+        break;
+      case ReduceOp::Max:
+        acc = std::max(acc, v);
+        break;
+      case ReduceOp::And:
+        acc = static_cast<T>(acc != T(0) && v != T(0));
+        break;
+      case ReduceOp::Or:
+        acc = static_cast<T>(acc != T(0) || v != T(0));
+        break;
+    }
+  }
+  if (op == ReduceOp::And || op == ReduceOp::Or) acc = static_cast<T>(acc != T(0));
+  if (op == ReduceOp::Avg) acc = static_cast<T>(acc / static_cast<T>(size()));
+  return acc;
+}
+
+constexpr ReduceOp all_ops[] = {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max,
+                                ReduceOp::Avg, ReduceOp::And,     ReduceOp::Or};
+
+TEST_F(ObjectsReduceTest, Int64BeyondTwoToTheFiftyThreeIsExact) {
+  const std::int64_t big = (std::int64_t{1} << 60) + 12345;  // float would round this
+  auto make = [&](int r) { return big + r; };
+  for (ReduceOp op : all_ops) {
+    if (op == ReduceOp::Product) continue;
+    EXPECT_EQ(mpidist::all_reduce(make(rank()), op), expected<std::int64_t>(op, make)) << mpidist::to_string(op);
+  }
+  // Products past 2^53: (2^14 + 1 + r) multiplied over up to 4 ranks.
+  auto factor = [](int r) { return (std::int64_t{1} << 14) + 1 + r; };
+  EXPECT_EQ(mpidist::all_reduce(factor(rank()), ReduceOp::Product), expected<std::int64_t>(ReduceOp::Product, factor));
+  // And/Or are logical: zero on rank 0 only.
+  auto zero_first = [](int r) { return static_cast<std::int64_t>(r == 0 ? 0 : 5 * r); };
+  EXPECT_EQ(mpidist::all_reduce(zero_first(rank()), ReduceOp::And), expected<std::int64_t>(ReduceOp::And, zero_first));
+  EXPECT_EQ(mpidist::all_reduce(zero_first(rank()), ReduceOp::Or), expected<std::int64_t>(ReduceOp::Or, zero_first));
+  // Avg truncates toward zero.
+  EXPECT_EQ(mpidist::all_reduce(static_cast<std::int64_t>(rank() == 0 ? -7 : 0), ReduceOp::Avg), -7 / size());
+}
+
+TEST_F(ObjectsReduceTest, EveryOpOnDouble) {
+  auto make = [](int r) { return 0.5 + 1.25 * r; };
+  for (ReduceOp op : all_ops)
+    EXPECT_DOUBLE_EQ(mpidist::all_reduce(make(rank()), op), expected<double>(op, make)) << mpidist::to_string(op);
+  auto zero_last = [](int r) { return r == size() - 1 ? 0.0 : -2.5; };
+  EXPECT_EQ(mpidist::all_reduce(zero_last(rank()), ReduceOp::And), expected<double>(ReduceOp::And, zero_last));
+  EXPECT_EQ(mpidist::all_reduce(zero_last(rank()), ReduceOp::Or), expected<double>(ReduceOp::Or, zero_last));
+}
+
+TEST_F(ObjectsReduceTest, EveryOpOnBool) {
+  const bool odd = rank() % 2 == 1;  // true somewhere only with 2+ ranks
+  const bool any = size() > 1, all = false;
+  EXPECT_EQ(mpidist::all_reduce(odd, ReduceOp::Sum), any);
+  EXPECT_EQ(mpidist::all_reduce(odd, ReduceOp::Max), any);
+  EXPECT_EQ(mpidist::all_reduce(odd, ReduceOp::Or), any);
+  EXPECT_EQ(mpidist::all_reduce(odd, ReduceOp::Product), all);
+  EXPECT_EQ(mpidist::all_reduce(odd, ReduceOp::Min), all);
+  EXPECT_EQ(mpidist::all_reduce(odd, ReduceOp::And), all);
+  EXPECT_EQ(mpidist::all_reduce(odd, ReduceOp::Avg), all);
+  for (ReduceOp op : all_ops) EXPECT_TRUE(mpidist::all_reduce(true, op)) << mpidist::to_string(op);
+  for (ReduceOp op : all_ops) EXPECT_FALSE(mpidist::all_reduce(false, op)) << mpidist::to_string(op);
+}
+
+TEST_F(ObjectsReduceTest, OtherScalarTypes) {
+  EXPECT_EQ(mpidist::all_reduce(static_cast<std::uint8_t>(1)), static_cast<std::uint8_t>(size()));
+  EXPECT_EQ(mpidist::all_reduce(static_cast<std::int16_t>(-rank()), ReduceOp::Min),
+            static_cast<std::int16_t>(1 - size()));
+  EXPECT_EQ(mpidist::all_reduce(static_cast<std::uint64_t>(~0ull - rank()), ReduceOp::Max), ~0ull);
+  EXPECT_FLOAT_EQ(mpidist::all_reduce(2.0f, ReduceOp::Avg), 2.0f);
+  EXPECT_EQ(mpidist::all_reduce(static_cast<long double>(rank()), ReduceOp::Max), static_cast<long double>(size() - 1));
+}
+
+TEST_F(ObjectsReduceTest, ElementWiseVectorsAndArrays) {
+  const std::vector<float> v{1.f, static_cast<float>(rank()), -static_cast<float>(rank())};
+  const auto sum = mpidist::all_reduce(v);
+  const float ranks_sum = static_cast<float>(size() * (size() - 1) / 2);
+  EXPECT_EQ(sum, (std::vector<float>{static_cast<float>(size()), ranks_sum, -ranks_sum}));
+  EXPECT_EQ(mpidist::all_reduce(v, ReduceOp::Max), (std::vector<float>{1.f, static_cast<float>(size() - 1), 0.f}));
+  EXPECT_TRUE(mpidist::all_reduce(std::vector<double>{}).empty());
+  const std::array<std::int64_t, 3> a{rank(), 10, (std::int64_t{1} << 55) + rank()};
+  const auto amax = mpidist::all_reduce(a, ReduceOp::Max);
+  EXPECT_EQ(amax[0], size() - 1);
+  EXPECT_EQ(amax[2], (std::int64_t{1} << 55) + size() - 1);
+  const std::vector<bool> flags{true, rank() == 0, false};
+  EXPECT_EQ(mpidist::all_reduce(flags, ReduceOp::And), (std::vector<bool>{true, size() == 1, false}));
+  EXPECT_EQ(mpidist::all_reduce(flags, ReduceOp::Or), (std::vector<bool>{true, true, false}));
+}
+
+TEST_F(ObjectsReduceTest, DifferentLengthsAreErrorsEverywhere) {
+  if (size() == 1) GTEST_SKIP() << "needs two ranks";
+  try {
+    (void)mpidist::all_reduce(std::vector<double>(static_cast<std::size_t>(3 + rank()), 1.0));
+    ADD_FAILURE() << "no Error";
+  } catch (const mpidist::Error& e) {
+    EXPECT_NE(e.detail().find("shortest 3, longest " + std::to_string(2 + size())), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ObjectsReduceTest, MetricsKeyWise) {
+  const std::map<std::string, double> metrics{{"loss", 1.0 + rank()}, {"acc", 0.5}, {"tokens", 100.0 * (rank() + 1)}};
+  const auto avg = mpidist::all_reduce(metrics, ReduceOp::Avg);
+  EXPECT_DOUBLE_EQ(avg.at("loss"), 1.0 + (size() - 1) / 2.0);
+  EXPECT_DOUBLE_EQ(avg.at("acc"), 0.5);
+  const auto sum = mpidist::all_reduce(metrics);
+  EXPECT_DOUBLE_EQ(sum.at("tokens"), 100.0 * size() * (size() + 1) / 2);
+  EXPECT_DOUBLE_EQ(mpidist::all_reduce(metrics, ReduceOp::Max).at("loss"), static_cast<double>(size()));
+}
+
+TEST_F(ObjectsReduceTest, MismatchedMetricKeysNameTheMissingKeys) {
+  if (size() == 1) GTEST_SKIP() << "needs two ranks";
+  std::map<std::string, double> metrics{{"loss", 1.0}};
+  if (rank() == 0) metrics["acc"] = 0.9;
+  if (rank() == size() - 1) metrics["grad_norm"] = 3.0;
+  try {
+    (void)mpidist::all_reduce(metrics, ReduceOp::Avg);
+    ADD_FAILURE() << "no Error";
+  } catch (const mpidist::Error& e) {
+    const std::string detail = e.detail();
+    EXPECT_NE(detail.find("metric keys differ"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("rank 0 lacks 'grad_norm'"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("rank " + std::to_string(size() - 1) + " lacks 'acc'"), std::string::npos) << detail;
+  }
+  EXPECT_EQ(mpidist::all_reduce(1), size());  // still in step
+}
+
+}  // namespace
