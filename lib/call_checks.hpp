@@ -22,8 +22,9 @@ void check_local_arguments(CollectiveKind kind, const char* name, const BufferVi
 /// Collective: every rank passes its call and its local failure (null when its arguments were
 /// fine). Throws the same Error on every rank if any rank failed or if the ranks disagree on the
 /// collective, element count, element type, reduction, root or path; the message names the ranks
-/// and their values. Waits at most MPIDIST_TIMEOUT for the other ranks. MPIDIST_VALIDATE=0 skips
-/// the exchange (local failures are still thrown, on this rank only).
+/// and their values. Waits at most MPIDIST_TIMEOUT for the other ranks. The exchange runs on ranks
+/// with a CUDA device by default, everywhere with MPIDIST_VALIDATE=1 and nowhere with
+/// MPIDIST_VALIDATE=0; without it, local failures are thrown on the failing rank only.
 void agree_on_call(const Call& call, Path path, std::exception_ptr local);
 
 }  // namespace mpidist::detail
