@@ -88,7 +88,7 @@ void check_local_arguments(CollectiveKind kind, const char* name, const BufferVi
                           std::string(to_string(out.dtype())));
   const auto n = static_cast<std::size_t>(world_size);
   std::size_t expected = in.count();
-  std::string rule = "in's count";
+  const char* rule = "in's count";  // not a std::string: this runs on every call, allocation-free
   if (kind == CollectiveKind::AllGather) expected = in.count() * n, rule = "world size x in's count";
   if (kind == CollectiveKind::ReduceScatter) {
     if (in.count() % n != 0)

@@ -1,11 +1,12 @@
 // The MPI path. MPI counts are ints, so every collective is split into pieces of at most
-// max_count() elements (INT_MAX unless MPIDIST_MPI_MAX_COUNT lowers it, which tests do to reach
-// the chunked code with small buffers).
+// max_count() elements (INT_MAX unless MPIDIST_MPI_MAX_COUNT lowers it, which a test run does to
+// reach the chunked code with small buffers).
 #include "host_collectives.hpp"
 
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "../context.hpp"
@@ -15,13 +16,17 @@
 namespace mpidist::detail::mpi {
 namespace {
 
+// Read once: getenv scans the whole environment, which cost more than the rest of a small call.
 std::size_t max_count() {
-  const char* text = std::getenv("MPIDIST_MPI_MAX_COUNT");
-  if (text == nullptr || *text == '\0') return INT_MAX;
-  const long long value = std::atoll(text);
-  if (value < 1 || value > INT_MAX)
-    throw Error("tensor collective", std::string("MPIDIST_MPI_MAX_COUNT must be in [1, INT_MAX], got '") + text + "'");
-  return static_cast<std::size_t>(value);
+  static const std::size_t limit = [] {
+    const char* text = std::getenv("MPIDIST_MPI_MAX_COUNT");
+    if (text == nullptr || *text == '\0') return static_cast<std::size_t>(INT_MAX);
+    const long long value = std::atoll(text);
+    if (value < 1 || value > INT_MAX)
+      throw Error("tensor collective", std::string("MPIDIST_MPI_MAX_COUNT must be in [1, INT_MAX], got '") + text + "'");
+    return static_cast<std::size_t>(value);
+  }();
+  return limit;
 }
 
 const char* at(const void* base, std::size_t elements, std::size_t element_size) {
@@ -70,7 +75,10 @@ void reduce(const Call& c, const Plan& p) {
 void all_gather(const Call& c, const Plan& p) {
   if (c.count <= p.limit) {
     const int n = static_cast<int>(c.count);
-    MPIDIST_MPI_CHECK(MPI_Allgather(c.in, n, p.type, c.out, n, p.type, p.comm));
+    // nccl-tests' in-place layout (in is this rank's block of out) must reach MPI as MPI_IN_PLACE:
+    // MPI forbids aliased send and receive buffers.
+    const bool in_place = c.in == at(c.out, static_cast<std::size_t>(c.rank) * c.count, p.size);
+    MPIDIST_MPI_CHECK(MPI_Allgather(in_place ? MPI_IN_PLACE : c.in, n, p.type, c.out, n, p.type, p.comm));
     return;
   }
   // Blocks too large for one int count: every rank broadcasts its block in pieces. Its own block
@@ -92,7 +100,13 @@ void all_gather(const Call& c, const Plan& p) {
 
 void reduce_scatter(const Call& c, const Plan& p) {
   if (c.count <= p.limit) {
-    MPIDIST_MPI_CHECK(MPI_Reduce_scatter_block(c.in, c.out, static_cast<int>(c.count), p.type, p.op, p.comm));
+    // In place (out is this rank's block of in): MPI_IN_PLACE leaves the result at the start of
+    // in, from where it moves to this rank's block. MPI forbids aliased buffers otherwise.
+    const bool in_place = c.out == at(c.in, static_cast<std::size_t>(c.rank) * c.count, p.size);
+    void* full = const_cast<void*>(c.in);
+    MPIDIST_MPI_CHECK(MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : c.in, in_place ? full : c.out,
+                                               static_cast<int>(c.count), p.type, p.op, p.comm));
+    if (in_place && c.rank != 0) std::memmove(c.out, full, c.count * p.size);
     return;
   }
   // Blocks too large for one int count: block r is reduced onto rank r, in pieces.
