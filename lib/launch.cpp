@@ -9,7 +9,9 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "mpidist/environment.hpp"
@@ -53,11 +55,51 @@ std::string self_executable() {
 
 }  // namespace
 
-bool started_by_launcher() {
+namespace {
+bool launcher_variables_present() {
   for (const char* name : {launched_marker, "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
     if (std::getenv(name) != nullptr) return true;
   return false;
 }
+// Taken when the library is loaded, before main(): an MPI started as a singleton (no launcher)
+// adds such variables to its own environment during MPI_Init.
+const bool g_started_by_launcher = launcher_variables_present();
+
+bool is_mpi_runtime_variable(std::string_view name) {
+  for (const std::string_view prefix : {"OMPI_", "PMIX_", "ORTE_", "OPAL_", "PMI_", "HYDRA_", "MPIR_"})
+    if (name.substr(0, prefix.size()) == prefix) return true;
+  return false;
+}
+
+// The MPI runtime variables the process started with (the user's OMPI_MCA_* settings, say).
+const std::set<std::string> g_runtime_variables_at_start = [] {
+  std::set<std::string> names;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    const std::string_view name = text.substr(0, text.find('='));
+    if (is_mpi_runtime_variable(name)) names.emplace(name);
+  }
+  return names;
+}();
+
+// The environment for the ranks: this one, less what a singleton MPI_Init added (its server
+// address and rank would make mpiexec join this process's runtime instead of starting its own),
+// plus the marker that stops the ranks from launching again.
+std::vector<std::string> child_environment() {
+  std::vector<std::string> entries;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view text(*entry);
+    const std::string name(text.substr(0, text.find('=')));
+    if (name == launched_marker) continue;
+    if (is_mpi_runtime_variable(name) && g_runtime_variables_at_start.count(name) == 0) continue;
+    entries.emplace_back(text);
+  }
+  entries.push_back(std::string(launched_marker) + "=1");
+  return entries;
+}
+}  // namespace
+
+bool started_by_launcher() { return g_started_by_launcher; }
 
 int launch(int nproc, const std::function<void()>& fn, const LaunchOptions& options) {
   if (nproc < 1) throw Error("launch", "nproc must be at least 1, got " + std::to_string(nproc));
@@ -88,10 +130,12 @@ int launch(int nproc, const std::function<void()>& fn, const LaunchOptions& opti
   logger().debug("launch: ", text);
 
   // The marker travels to every rank through the launcher's environment forwarding.
-  setenv(launched_marker, "1", 1);
+  auto environment = child_environment();
+  std::vector<char*> envp;
+  for (auto& entry : environment) envp.push_back(entry.data());
+  envp.push_back(nullptr);
   pid_t child = 0;
-  const int rc = posix_spawnp(&child, argv[0], nullptr, nullptr, argv.data(), environ);
-  unsetenv(launched_marker);
+  const int rc = posix_spawnp(&child, argv[0], nullptr, nullptr, argv.data(), envp.data());
   if (rc != 0) throw Error("launch", "cannot start '" + command[0] + "': " + std::strerror(rc));
   int status = 0;
   while (waitpid(child, &status, 0) < 0) {

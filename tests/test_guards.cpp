@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -261,6 +262,44 @@ TEST_F(GuardsTest, LoggerIsRankPrefixedAndMainOnlyByDefault) {
   const std::string prefix = mpidist::rank_prefixed_message("");
   EXPECT_EQ(main_only.str(), mpidist::is_main_process() ? prefix + "INFO train: step 3 loss 0.5\n" : "");
   EXPECT_EQ(everyone.str(), prefix + "WARNING train: slow rank\n");
+}
+
+TEST_F(GuardsTest, LogLevelsFromTheEnvironmentAndAtRunTime) {
+  const char* saved = std::getenv("MPIDIST_LOG_LEVEL");
+  const std::string previous = saved ? saved : "";
+  const std::pair<const char*, mpidist::LogLevel> cases[] = {
+      {"debug", mpidist::LogLevel::Debug}, {"warning", mpidist::LogLevel::Warning},
+      {"error", mpidist::LogLevel::Error}, {"off", mpidist::LogLevel::Off}, {"", mpidist::LogLevel::Info}};
+  for (const auto& [name, level] : cases) {
+    ::setenv("MPIDIST_LOG_LEVEL", name, 1);
+    EXPECT_EQ(mpidist::log_level_from_env(), level) << name;
+  }
+  if (saved) ::setenv("MPIDIST_LOG_LEVEL", previous.c_str(), 1);
+  else ::unsetenv("MPIDIST_LOG_LEVEL");
+
+  std::ostringstream out;
+  mpidist::Logger log("lv", true, mpidist::LogLevel::Error, out);
+  EXPECT_FALSE(log.enabled(mpidist::LogLevel::Warning));
+  log.set_level(mpidist::LogLevel::Debug);
+  EXPECT_EQ(log.level(), mpidist::LogLevel::Debug);
+  EXPECT_TRUE(log.enabled(mpidist::LogLevel::Debug));
+  EXPECT_FALSE(log.enabled(mpidist::LogLevel::Off));  // Off is a threshold, never a message level
+  log.debug("now visible");
+  EXPECT_EQ(out.str(), mpidist::rank_prefixed_message("DEBUG lv: now visible\n"));
+}
+
+TEST_F(GuardsTest, ReduceOpNamesRoundTrip) {
+  using mpidist::ReduceOp;
+  for (auto op : {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg, ReduceOp::And,
+                  ReduceOp::Or})
+    EXPECT_EQ(mpidist::reduce_op_from_string(mpidist::to_string(op)), op);
+  EXPECT_EQ(mpidist::to_string(ReduceOp::Product), "prod");
+  try {
+    (void)mpidist::reduce_op_from_string("median");
+    ADD_FAILURE() << "no Error for an unknown reduction";
+  } catch (const mpidist::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown reduction 'median'"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

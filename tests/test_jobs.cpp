@@ -63,6 +63,19 @@ TEST(JobTest, LaunchStartsTheRanksFromASingleProcess) {
   std::remove(out.c_str());
 }
 
+TEST(JobTest, LaunchAfterInitializingAloneStillStartsTheRanks) {
+  // MPI_Init without a launcher (a singleton) must not make launch() believe it was launched.
+  const std::string out = temp_file("launch-init-first");
+  const auto result = run_command("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
+                                      program("LAUNCH_PROBE") + " 2 " + out + " init-first", 60);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  std::ifstream in(out);
+  std::set<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.insert(line);
+  EXPECT_EQ(lines, (std::set<std::string>{"0 2", "1 2"})) << result.output;
+  std::remove(out.c_str());
+}
+
 TEST(JobTest, LaunchUnderMpiexecJustRunsOnEachRank) {
   const std::string out = temp_file("launch-nested");
   const auto result = run_command(mpiexec_prefix(2) + program("LAUNCH_PROBE") + " 4 " + out, 60);

@@ -27,6 +27,11 @@ TEST_F(TopologyTest, WorldMatchesMpi) {
   EXPECT_TRUE(mpidist::is_initialized());
 }
 
+TEST_F(TopologyTest, KnowsWhetherALauncherStartedIt) {
+  // Under mpiexec Open MPI sets OMPI_COMM_WORLD_SIZE; the singleton runs of this suite have none.
+  EXPECT_EQ(mpidist::started_by_launcher(), std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr);
+}
+
 TEST_F(TopologyTest, LibraryOwnsADuplicateCommunicator) {
   int result = MPI_UNEQUAL;
   MPI_Comm_compare(mpidist::communicator(), MPI_COMM_WORLD, &result);
