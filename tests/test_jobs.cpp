@@ -26,6 +26,15 @@ std::string temp_file(const std::string& name) {
   return path;
 }
 
+// The distinct lines the ranks wrote to `path`; removes the file.
+std::set<std::string> lines_written(const std::string& path) {
+  std::ifstream in(path);
+  std::set<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.insert(line);
+  std::remove(path.c_str());
+  return lines;
+}
+
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
@@ -56,11 +65,7 @@ TEST(JobTest, LaunchStartsTheRanksFromASingleProcess) {
   const auto result = run_command("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
                                       program("LAUNCH_PROBE") + " 3 " + out, 60);
   EXPECT_EQ(result.exit_code, 0) << result.output;
-  std::ifstream in(out);
-  std::set<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.insert(line);
-  EXPECT_EQ(lines, (std::set<std::string>{"0 3", "1 3", "2 3"}));
-  std::remove(out.c_str());
+  EXPECT_EQ(lines_written(out), (std::set<std::string>{"0 3", "1 3", "2 3"}));
 }
 
 TEST(JobTest, LaunchAfterInitializingAloneStillStartsTheRanks) {
@@ -69,22 +74,14 @@ TEST(JobTest, LaunchAfterInitializingAloneStillStartsTheRanks) {
   const auto result = run_command("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " +
                                       program("LAUNCH_PROBE") + " 2 " + out + " init-first", 60);
   EXPECT_EQ(result.exit_code, 0) << result.output;
-  std::ifstream in(out);
-  std::set<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.insert(line);
-  EXPECT_EQ(lines, (std::set<std::string>{"0 2", "1 2"})) << result.output;
-  std::remove(out.c_str());
+  EXPECT_EQ(lines_written(out), (std::set<std::string>{"0 2", "1 2"})) << result.output;
 }
 
 TEST(JobTest, LaunchUnderMpiexecJustRunsOnEachRank) {
   const std::string out = temp_file("launch-nested");
   const auto result = run_command(mpiexec_prefix(2) + program("LAUNCH_PROBE") + " 4 " + out, 60);
   EXPECT_EQ(result.exit_code, 0) << result.output;
-  std::ifstream in(out);
-  std::set<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.insert(line);
-  EXPECT_EQ(lines, (std::set<std::string>{"0 2", "1 2"})) << "launch() must not start a second job";
-  std::remove(out.c_str());
+  EXPECT_EQ(lines_written(out), (std::set<std::string>{"0 2", "1 2"})) << "launch() must not start a second job";
 }
 
 TEST(JobTest, LaunchPropagatesFailure) {
