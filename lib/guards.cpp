@@ -14,18 +14,6 @@ namespace {
 // process's control flow, not of an object.
 int g_main_process_depth = 0;
 
-std::string describe(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "exception of unknown type";
-  }
-}
-
-constexpr std::size_t max_shared_message = 4096;
-
 }  // namespace
 
 bool is_main_process() { return detail::context("is_main_process").topology.rank == 0; }
@@ -42,6 +30,17 @@ int MainProcessContext::depth() noexcept { return g_main_process_depth; }
 
 namespace detail {
 
+std::string describe_exception(const std::exception_ptr& error) {
+  constexpr std::size_t max_text = 4096;
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return std::string(e.what()).substr(0, max_text);
+  } catch (...) {
+    return "exception of unknown type";
+  }
+}
+
 void agree_on_outcome(const char* operation, std::exception_ptr local) {
   auto& ctx = context(operation);
   if (MainProcessContext::depth() > 0) {
@@ -55,7 +54,7 @@ void agree_on_outcome(const char* operation, std::exception_ptr local) {
   int first_failed = size;
   MPIDIST_MPI_CHECK(MPI_Allreduce(&mine, &first_failed, 1, MPI_INT, MPI_MIN, ctx.world));
   if (first_failed == size) return;
-  std::string message = me == first_failed ? describe(local).substr(0, max_shared_message) : "";
+  std::string message = me == first_failed ? describe_exception(local) : "";
   broadcast_text(ctx.world, first_failed, message);
   throw Error(operation, "rank " + std::to_string(first_failed) + " failed: " + message);
 }

@@ -33,7 +33,6 @@ struct Frame {
 };
 static_assert(sizeof(Frame) == frame_bytes);
 
-constexpr std::size_t max_failure_text = 4096;
 // Staging memory for gathers past the message limit, per round and in all.
 constexpr std::size_t max_staging_bytes = std::size_t{64} << 20;
 
@@ -256,16 +255,6 @@ std::size_t max_message_bytes() noexcept {
 
 void set_max_message_bytes_for_testing(std::size_t bytes) noexcept {
   g_message_limit = std::min<std::size_t>(bytes, INT_MAX);
-}
-
-std::string describe_exception(const std::exception_ptr& error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return std::string(e.what()).substr(0, max_failure_text);
-  } catch (...) {
-    return "exception of unknown type";
-  }
 }
 
 void broadcast_fixed(const ObjectComm& c, void* data, std::size_t bytes, int root) {

@@ -46,6 +46,9 @@ inline void zero_then_fill(Run& run, std::size_t first_index) {
   });
 }
 
+/// The init hook of the data collectives: the pattern from global index 0, results zeroed.
+inline void init_pattern(Run& run) { zero_then_fill(run, 0); }
+
 /// Raw MPI's Avg: MPI_SUM, then this divide on the result.
 inline void finish_avg(const Run& run, void* result, std::size_t count) {
   if (run.redop == mpidist::ReduceOp::Avg) divide_in_place(result, count, run.dtype, run.nranks);

@@ -5,8 +5,6 @@
 namespace bench::ops {
 namespace {
 
-void init(Run& run) { zero_then_fill(run, 0); }
-
 std::size_t check(const Run& run) {
   if (run.rank != run.root) return 0;  // other ranks' output is unspecified
   return with_dtype(run.dtype, [&](auto tag) {
@@ -30,7 +28,7 @@ void run_raw_mpi(Run& run) {
 
 extern const OpHooks reduce_hooks{
     .name = "reduce", .reduces = true, .rooted = true, .has_data = true, .in_place_only = false,
-    .in_place = OpHooks::InPlace::Same, .counts = whole_counts, .bus_factor = factor_one, .init = init,
+    .in_place = OpHooks::InPlace::Same, .counts = whole_counts, .bus_factor = factor_one, .init = init_pattern,
     .check = check, .run_mpidist = run_mpidist, .run_raw_mpi = run_raw_mpi, .run_raw_nccl = nccl_reduce};
 
 }  // namespace bench::ops

@@ -5,8 +5,6 @@
 namespace bench::ops {
 namespace {
 
-void init(Run& run) { zero_then_fill(run, 0); }
-
 std::size_t check(const Run& run) {
   return with_dtype(run.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -37,7 +35,7 @@ void run_raw_mpi(Run& run) {
 
 extern const OpHooks reduce_scatter_hooks{
     .name = "reduce_scatter", .reduces = true, .rooted = false, .has_data = true, .in_place_only = false,
-    .in_place = OpHooks::InPlace::RecvInSend, .counts = scatter_counts, .bus_factor = factor_gather, .init = init,
+    .in_place = OpHooks::InPlace::RecvInSend, .counts = scatter_counts, .bus_factor = factor_gather, .init = init_pattern,
     .check = check, .run_mpidist = run_mpidist, .run_raw_mpi = run_raw_mpi,
     .run_raw_nccl = nccl_reduce_scatter};
 

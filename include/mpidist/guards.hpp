@@ -3,6 +3,7 @@
 
 #include <exception>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -43,6 +44,10 @@ std::exception_ptr capture(F&& fn) noexcept {
   }
   return nullptr;
 }
+
+/// The text a failure travels as between ranks: the exception's what() (or "exception of unknown
+/// type"), cut to a few KiB so one message carries it.
+std::string describe_exception(const std::exception_ptr& error);
 
 /// Throws Error when `rank` is not in [0, size) of the world (or the node, when local).
 void check_rank(const char* operation, int rank, bool local = false);

@@ -83,9 +83,6 @@ GatheredPayloads gather_payload(const char* operation, const ObjectComm& c, cons
 void scatter_payload(const char* operation, const ObjectComm& c, const std::byte* base,
                      const std::vector<Payload>& parts, std::uint64_t tag, PayloadSink& sink, int root);
 
-/// The failure text a Payload carries: the exception's what(), cut to a few KiB.
-std::string describe_exception(const std::exception_ptr& error);
-
 /// The largest single message (bytes) the transport sends before chunking: INT_MAX normally.
 std::size_t max_message_bytes() noexcept;
 /// Lowers the message limit so tests can exercise chunking with small payloads; 0 restores it.
