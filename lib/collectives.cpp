@@ -7,12 +7,12 @@
 #include <cstdlib>
 #include <string>
 
+#include "agreement.hpp"
 #include "call_checks.hpp"
 #include "context.hpp"
 #include "device_backend.hpp"
 #include "device_info.hpp"
 #include "mpi/host_collectives.hpp"
-#include "mpi_check.hpp"
 #include "mpidist/error.hpp"
 #include "mpidist/guards.hpp"
 #include "text_collectives.hpp"
@@ -119,11 +119,7 @@ void average(const std::map<std::string, BufferView>& buffers, Stream stream) {
   std::string keys;
   for (const auto& [key, view] : buffers) keys += key + '\n';
   auto& ctx = detail::context("average");
-  std::uint64_t hash = 1469598103934665603ull;  // FNV-1a
-  for (unsigned char ch : keys) hash = (hash ^ ch) * 1099511628211ull;
-  std::uint64_t range[2] = {hash, ~hash};
-  MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, range, 2, MPI_UINT64_T, MPI_MAX, ctx.world));
-  if (range[0] != ~range[1]) {
+  if (!detail::extremes_across_ranks(ctx.world, detail::fnv1a(keys)).same()) {
     const auto all = detail::all_gather_text(ctx.world, keys);
     std::string detail = "ranks hold different keys:";
     for (std::size_t r = 0; r < all.size(); ++r) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "agreement.hpp"
 #include "mpi_check.hpp"
 #include "mpidist/detail/object_reduce.hpp"
 #include "mpidist/detail/object_transport.hpp"
@@ -103,12 +104,10 @@ void logical_floating(T* values, std::size_t count, ReduceOp op, const ObjectCom
 
 // Every rank passes its count; Error on every rank when they differ.
 void check_same_length(const ObjectComm& c, std::size_t count) {
-  std::uint64_t extremes[2] = {count, ~static_cast<std::uint64_t>(count)};  // max of both: largest, ~smallest
-  MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_UINT64_T, MPI_MAX, c.comm));
-  const std::uint64_t largest = extremes[0], smallest = ~extremes[1];
-  if (largest != smallest)
-    throw Error("all_reduce", "lengths differ across ranks (shortest " + std::to_string(smallest) + ", longest " +
-                                  std::to_string(largest) + " elements)");
+  const Extremes length = extremes_across_ranks(c.comm, count);
+  if (!length.same())
+    throw Error("all_reduce", "lengths differ across ranks (shortest " + std::to_string(length.smallest) +
+                                  ", longest " + std::to_string(length.largest) + " elements)");
 }
 
 // Rank r's keys as one string (length-prefixed, so any key survives).
@@ -127,12 +126,6 @@ std::vector<std::string> split_keys(const std::string& joined) {
     at = colon + 1 + length;
   }
   return keys;
-}
-
-std::uint64_t fnv1a(const std::string& text) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char ch : text) h = (h ^ ch) * 0x100000001b3ull;
-  return h;
 }
 
 // "rank 1 lacks 'acc', 'loss'; rank 2 lacks 'acc'", from every rank's key list.
@@ -180,10 +173,7 @@ void all_reduce_metrics(std::map<std::string, double>& metrics, ReduceOp op) {
   const auto c = object_comm("all_reduce");
   if (!c.solo()) {
     const std::string joined = join_keys(metrics);
-    const std::uint64_t h = fnv1a(joined);
-    std::uint64_t extremes[2] = {h, ~h};
-    MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_UINT64_T, MPI_MAX, c.comm));
-    if (extremes[0] != h || ~extremes[1] != h)  // some rank has other keys: every rank sees it
+    if (!extremes_across_ranks(c.comm, fnv1a(joined)).same())  // some rank has other keys: every rank sees it
       throw Error("all_reduce",
                   "metric keys differ across ranks: " + describe_missing_keys(all_gather_text(c.comm, joined)));
   }
