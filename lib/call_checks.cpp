@@ -7,6 +7,9 @@
 #include <vector>
 
 #include "context.hpp"
+#include "group.hpp"
+#include "outcome.hpp"
+#include "settings.hpp"
 #include "device_backend.hpp"
 #include "mpi_check.hpp"
 #include "mpidist/error.hpp"
@@ -17,8 +20,6 @@ namespace mpidist::detail {
 namespace {
 
 constexpr std::array<const char*, 5> kind_names{"all_reduce", "broadcast", "all_gather", "reduce_scatter", "reduce"};
-constexpr std::array<std::string_view, 4> path_names{"mpi (host memory)", "cuda-aware-mpi", "mpi (staged through host)",
-                                                     "nccl"};
 
 // What every rank must agree on; field 0 says whether the rank's own arguments were bad.
 enum Field { Failed, Kind, Count, Dtype, Op, Root, Route, field_count };
@@ -32,32 +33,15 @@ std::string describe(Field field, std::int64_t value) {
     case Kind: return kind_names[static_cast<std::size_t>(value)];
     case Dtype: return std::string(to_string(static_cast<DataType>(value)));
     case Op: return std::string(to_string(static_cast<ReduceOp>(value)));
-    case Route: return std::string(path_names[static_cast<std::size_t>(value)]);
+    case Route: return std::string(transports()[static_cast<std::size_t>(value)].name);
     default: return std::to_string(value);
   }
-}
-
-// MPIDIST_VALIDATE: "1" checks every call, "0" none; unset ("auto") checks every call on ranks that
-// have a CUDA device and none elsewhere. The check is one more small collective per call: in a
-// CPU-only job that doubles the latency of a small all-reduce (2-4 us at 2 ranks against 1-2 us for
-// the call), so such jobs keep MPI's own contract; in a GPU job a mismatch would hang NCCL, and the
-// check is cheap beside a kernel launch. The choice is per job, never per call, because ranks that
-// disagree on whether to check would hang each other. Read once.
-bool validation_enabled() {
-  static const bool enabled = [] {
-    const char* text = std::getenv("MPIDIST_VALIDATE");
-    const std::string value = text ? text : "auto";
-    if (value == "1" || value == "all" || value == "on") return true;
-    if (value == "0" || value == "off") return false;
-    return cuda_device_count() > 0;
-  }();
-  return enabled;
 }
 
 // The slow path, taken only when the fast check found a difference: gather every rank's shape and
 // name who differs in the first field that differs.
 [[noreturn]] void report_mismatch(const Call& call, MPI_Comm comm, const Shape& mine) {
-  const auto ranks = static_cast<std::size_t>(call.world_size);
+  const auto ranks = static_cast<std::size_t>(call.size);
   std::vector<Shape> all(ranks);
   MPIDIST_MPI_CHECK(MPI_Allgather(mine.data(), field_count, MPI_INT64_T, all.data(), field_count, MPI_INT64_T, comm));
   for (std::size_t f = Kind; f < field_count; ++f) {
@@ -74,12 +58,11 @@ bool validation_enabled() {
 
 }  // namespace
 
-std::string_view to_string(Path path) noexcept { return path_names[static_cast<std::size_t>(path)]; }
-
 void check_local_arguments(CollectiveKind kind, const char* name, const BufferView& in, const BufferView& out,
                            ReduceOp op, int world_size, int rank, int root) {
   if (root < 0 || root >= world_size)
-    throw Error(name, "root " + std::to_string(root) + " out of range for world size " + std::to_string(world_size));
+    throw Error(name, "root " + std::to_string(root) + " out of range for " +
+                          (MainProcessContext::depth() > 0 ? "the one rank of a MainProcessContext" : "world size " + std::to_string(world_size)));
   if (op == ReduceOp::And || op == ReduceOp::Or)
     throw Error(name, "reduction '" + std::string(to_string(op)) +
                           "' applies to object reductions only; tensors take sum, prod, min, max or avg");
@@ -107,8 +90,8 @@ void check_local_arguments(CollectiveKind kind, const char* name, const BufferVi
                           ", out on " + (out.device() < 0 ? "host" : "cuda:" + std::to_string(out.device())));
 }
 
-void agree_on_call(const Call& call, Path path, std::exception_ptr local) {
-  if (call.world_size == 1 || !validation_enabled()) {
+void agree_on_call(const Call& call, const Transport* transport, std::exception_ptr local) {
+  if (call.size == 1 || !settings(call.name).validate) {
     if (local) std::rethrow_exception(local);
     return;
   }
@@ -117,24 +100,24 @@ void agree_on_call(const Call& call, Path path, std::exception_ptr local) {
   if (!local)
     mine = {0, static_cast<std::int64_t>(call.kind), static_cast<std::int64_t>(call.count),
             static_cast<std::int64_t>(call.dtype), static_cast<std::int64_t>(call.op), call.root,
-            static_cast<std::int64_t>(path)};
+            static_cast<std::int64_t>(transport - transports().data())};
   // One small reduction decides: max(x) == -max(-x) for every field means all ranks agree.
   std::array<std::int64_t, 2 * field_count> both{};
   for (std::size_t f = 0; f < field_count; ++f) {
     both[f] = mine[f];
     both[field_count + f] = -mine[f];
   }
-  auto& ctx = context(call.name);
-  const Deadline deadline(call.name);  // parsed before posting, so a bad value leaves nothing pending
+  const MPI_Comm control = call.group->control;
+  const Deadline deadline(call.name);
   MPI_Request request = MPI_REQUEST_NULL;
-  MPIDIST_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, both.data(), 2 * field_count, MPI_INT64_T, MPI_MAX, ctx.world, &request));
+  MPIDIST_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, both.data(), 2 * field_count, MPI_INT64_T, MPI_MAX, control, &request));
   wait_or_time_out(call.name, deadline, request, "the other ranks to join the collective");
   if (both[Failed] != 0) {
-    agree_on_outcome(call.name, local);  // throws on every rank
+    agree_on_outcome(control, call.name, local);  // throws on every rank
     throw Error(call.name, "another rank failed");  // not reached; keeps the contract visible
   }
   for (std::size_t f = Kind; f < field_count; ++f)
-    if (both[f] != -both[field_count + f]) report_mismatch(call, ctx.world, mine);
+    if (both[f] != -both[field_count + f]) report_mismatch(call, control, mine);
 }
 
 }  // namespace mpidist::detail

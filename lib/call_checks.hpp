@@ -7,12 +7,9 @@
 #include <string_view>
 
 #include "collective_call.hpp"
+#include "transports.hpp"
 
 namespace mpidist::detail {
-
-/// The transport a call takes, chosen per call from the memory kind and MPIDIST_BACKEND.
-enum class Path { Host, CudaAwareMpi, Staged, Nccl };
-std::string_view to_string(Path path) noexcept;
 
 /// Throws Error unless `in` and `out` are a valid pair for `kind` on this rank (element types,
 /// counts relative to `world_size`, memory kinds and devices, reductions defined on tensors).
@@ -21,10 +18,11 @@ void check_local_arguments(CollectiveKind kind, const char* name, const BufferVi
 
 /// Collective: every rank passes its call and its local failure (null when its arguments were
 /// fine). Throws the same Error on every rank if any rank failed or if the ranks disagree on the
-/// collective, element count, element type, reduction, root or path; the message names the ranks
-/// and their values. Waits at most MPIDIST_TIMEOUT for the other ranks. The exchange runs on ranks
-/// with a CUDA device by default, everywhere with MPIDIST_VALIDATE=1 and nowhere with
-/// MPIDIST_VALIDATE=0; without it, local failures are thrown on the failing rank only.
-void agree_on_call(const Call& call, Path path, std::exception_ptr local);
+/// collective, element count, element type, reduction, root or transport; the message names the
+/// ranks and their values. Waits at most MPIDIST_TIMEOUT for the other ranks. The exchange runs on
+/// the group's control channel when the job validates (Settings::validate: on by default where
+/// any rank has a CUDA device); without it, local failures are thrown on the failing rank only.
+/// `transport` is null when the local checks failed.
+void agree_on_call(const Call& call, const Transport* transport, std::exception_ptr local);
 
 }  // namespace mpidist::detail

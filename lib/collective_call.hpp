@@ -8,6 +8,8 @@
 
 namespace mpidist::detail {
 
+class Group;
+
 enum class CollectiveKind { AllReduce, Broadcast, AllGather, ReduceScatter, Reduce };
 
 /// A validated call. `count` is the per-rank element count in NCCL's sense: the buffer for
@@ -22,18 +24,19 @@ struct Call {
   ReduceOp op;       // Sum for data-movement collectives
   int root;          // 0 where the collective has no root
   Stream stream;     // user stream or nullptr
-  int world_size;
-  int rank;
+  Group* group;      // the communicator: every layer below takes it from here
+  int size;          // the group's size (1 inside a MainProcessContext)
+  int rank;          // this rank in the group (0 inside a MainProcessContext)
   int device;        // the CUDA device of the buffers, -1 for host memory
 };
 
 /// Elements in the input buffer of `call` on this rank.
 inline std::size_t in_count(const Call& call) {
-  return call.kind == CollectiveKind::ReduceScatter ? call.count * static_cast<std::size_t>(call.world_size) : call.count;
+  return call.kind == CollectiveKind::ReduceScatter ? call.count * static_cast<std::size_t>(call.size) : call.count;
 }
 /// Elements in the output buffer of `call` on this rank.
 inline std::size_t out_count(const Call& call) {
-  return call.kind == CollectiveKind::AllGather ? call.count * static_cast<std::size_t>(call.world_size) : call.count;
+  return call.kind == CollectiveKind::AllGather ? call.count * static_cast<std::size_t>(call.size) : call.count;
 }
 /// True for collectives that combine values (and therefore use `op`).
 inline bool reduces(const Call& call) {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "context.hpp"
+#include "group.hpp"
 #include "device_info.hpp"
 #include "json.hpp"
 #include "text_collectives.hpp"
@@ -120,16 +121,21 @@ RankReport local_report() {
           detail::nccl_version()};
 }
 
-std::vector<RankReport> job_config() {
-  auto& ctx = detail::context("job_config");
+std::vector<RankReport> job_config() { return job_config(world()); }
+
+std::vector<RankReport> job_config(const Communicator& comm) {
+  auto& group = detail::group_of(comm, "job_config");
   std::vector<RankReport> reports;
-  for (const auto& text : detail::all_gather_text(ctx.world, encode(local_report()))) reports.push_back(decode(text));
+  for (const auto& text : detail::all_gather_text(group.control, encode(local_report())))
+    reports.push_back(decode(text));
   return reports;
 }
 
-void show_config(std::ostream& out, ConfigFormat format) {
-  const auto reports = job_config();
-  if (detail::context("show_config").topology.rank != 0) return;
+void show_config(std::ostream& out, ConfigFormat format) { show_config(world(), out, format); }
+
+void show_config(const Communicator& comm, std::ostream& out, ConfigFormat format) {
+  const auto reports = job_config(comm);
+  if (!comm.is_main_process()) return;
   if (format == ConfigFormat::Json) write_json(out, reports);
   else write_table(out, reports);
   out.flush();

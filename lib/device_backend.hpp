@@ -11,6 +11,8 @@
 
 namespace mpidist::detail {
 
+class Group;
+
 // ---- CUDA runtime (lib/cuda/) ----
 
 /// Where `data` lives (host for nullptr, for unregistered memory and without CUDA).
@@ -29,19 +31,27 @@ int rank_device(int local_rank) noexcept;
 /// Makes sure all work queued on `stream` so far has finished (no-op for nullptr).
 void synchronize_stream(const char* operation, Stream stream);
 
-/// Runs `call`, whose buffers are in device memory, by copying them through a pinned host buffer
-/// and calling `host_path` on the host copies. Ordered after earlier work on call.stream; returns
-/// when the result is back in device memory.
+/// Runs `call`, whose buffers are in device memory, by copying them through the group's pinned host
+/// buffer and calling `host_path` on the host copies. Ordered after earlier work on call.stream;
+/// returns when the result is back in device memory.
 void run_staged(const Call& call, void (*host_path)(const Call&));
+
+/// Copies `bytes` of device memory on `device`, queued on `stream` (without one: done on return).
+void copy_device_memory(const char* operation, void* to, const void* from, std::size_t bytes, int device,
+                        Stream stream);
 
 // ---- NCCL (lib/nccl/) ----
 
 /// True when mpidist was built with NCCL.
 bool nccl_built() noexcept;
-/// Creates the NCCL communicator if it does not exist yet (collective).
-void start_nccl(const char* operation);
-/// Runs `call` (device buffers) with NCCL on this rank's communicator, created on first use.
+/// Creates the group's NCCL communicator if it does not exist yet (collective over the group).
+void start_nccl(Group& group, const char* operation);
+/// Runs `call` (device buffers) with NCCL on the group's communicator, created on first use.
 /// Without call.stream, returns when the result is ready (waiting at most MPIDIST_TIMEOUT).
 void run_nccl(const Call& call);
+/// Collective over `parent`, right after its MPI split: where the parent has an NCCL communicator,
+/// the child's (null on ranks left out) is split from it with ncclCommSplit instead of being
+/// bootstrapped anew at its first device collective.
+void split_device_communicator(Group& parent, Group* child, int color, int key);
 
 }  // namespace mpidist::detail

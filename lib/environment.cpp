@@ -33,11 +33,6 @@ std::terminate_handler g_previous_terminate = nullptr;
   abort_job(message.c_str());
 }
 
-void free_comm(MPI_Comm& comm) noexcept {
-  if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
-  comm = MPI_COMM_NULL;
-}
-
 void start(int* argc, char*** argv, ThreadLevel level, MPI_Comm adopt) {
   if (g_context) return;
   int finalized = 0;
@@ -58,8 +53,19 @@ void start(int* argc, char*** argv, ThreadLevel level, MPI_Comm adopt) {
   // The library talks on its own duplicate, so its messages never match the application's.
   // MPI_COMM_WORLD appears only here, at the public edge, when no communicator was given.
   const MPI_Comm base = adopt == MPI_COMM_NULL ? MPI_COMM_WORLD : adopt;
-  MPIDIST_MPI_CHECK(MPI_Comm_dup(base, &ctx->world));
-  MPIDIST_MPI_CHECK(MPI_Comm_set_errhandler(ctx->world, MPI_ERRORS_RETURN));
+  MPI_Comm world = MPI_COMM_NULL;
+  MPIDIST_MPI_CHECK(MPI_Comm_dup(base, &world));
+  MPIDIST_MPI_CHECK(MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN));
+  int rank = 0;
+  MPIDIST_MPI_CHECK(MPI_Comm_rank(world, &rank));
+  try {
+    ctx->world = std::make_shared<Group>(world, "world", node_color(world, rank));
+  } catch (...) {
+    MPI_Comm_free(&world);
+    throw;
+  }
+  // Settings are agreed before anything depends on them; a disagreement is an Error everywhere.
+  ctx->settings = agree_on_settings(ctx->world->control);
   discover_topology(*ctx);
   g_context = std::move(ctx);
   g_previous_terminate = std::set_terminate(terminate_with_abort);
@@ -85,7 +91,7 @@ void abort_job(const char* message) noexcept {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
-  if (initialized && !finalized) MPI_Abort(g_context ? g_context->world : MPI_COMM_WORLD, 1);
+  if (initialized && !finalized) MPI_Abort(g_context && !g_context->world->released() ? g_context->world->comm : MPI_COMM_WORLD, 1);
   std::abort();
 }
 
@@ -122,6 +128,11 @@ void initialize(MPI_Comm comm) {
 void finalize() {
   auto& ctx = detail::g_context;
   if (!ctx) return;
+  // Groups first (their NCCL communicators and staging memory), the world last; handles the
+  // application still holds become inert.
+  for (auto& weak : ctx->groups)
+    if (auto group = weak.lock()) group->release();
+  ctx->world->release();
   for (auto it = ctx->finalizers.rbegin(); it != ctx->finalizers.rend(); ++it) {
     try {
       (*it)();
@@ -129,9 +140,6 @@ void finalize() {
       std::fprintf(stderr, "mpidist: %sfinalize: cleanup failed: %s\n", detail::rank_prefix().c_str(), e.what());
     }
   }
-  detail::free_comm(ctx->leaders);
-  detail::free_comm(ctx->local);
-  detail::free_comm(ctx->world);
   const bool owns_mpi = ctx->owns_mpi;
   ctx.reset();
   std::set_terminate(detail::g_previous_terminate);
@@ -145,7 +153,7 @@ void sync() {
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   if (finalized) {
-    detail::g_context.reset();  // its communicators died with MPI; nothing left to free
+    detail::g_context.reset();  // its communicators died with MPI (Group::release knows)
     std::set_terminate(detail::g_previous_terminate);
   } else if (initialized && !detail::g_context) {
     detail::start(nullptr, nullptr, ThreadLevel::Funneled, MPI_COMM_NULL);
@@ -156,6 +164,6 @@ bool is_initialized() noexcept { return detail::g_context != nullptr; }
 
 bool is_distributed() { return detail::context("is_distributed").topology.world_size > 1; }
 
-MPI_Comm communicator() { return detail::context("communicator").world; }
+MPI_Comm communicator() { return detail::context("communicator").world->comm; }
 
 }  // namespace mpidist

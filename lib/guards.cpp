@@ -5,28 +5,31 @@
 #include "context.hpp"
 #include "mpi_check.hpp"
 #include "mpidist/error.hpp"
+#include "outcome.hpp"
 #include "text_collectives.hpp"
 
 namespace mpidist {
 namespace {
 
-// speechbrain keeps this counter global too: "am I inside main-only code" is a property of the
-// process's control flow, not of an object.
-int g_main_process_depth = 0;
+// speechbrain keeps this counter global; per thread it is exact: "am I inside main-only code" is
+// a property of a thread's control flow, and another thread's collectives must not turn local.
+thread_local int t_main_process_depth = 0;
 
 }  // namespace
 
-bool is_main_process() { return detail::context("is_main_process").topology.rank == 0; }
+bool is_main_process() { return detail::world_group("is_main_process").topology.rank == 0; }
 
-void barrier() {
-  auto& ctx = detail::context("barrier");
+void barrier() { barrier(world()); }
+
+void barrier(const Communicator& comm) {
+  auto& group = detail::group_of(comm, "barrier");
   if (MainProcessContext::depth() > 0) return;
-  MPIDIST_MPI_CHECK(MPI_Barrier(ctx.world));
+  MPIDIST_MPI_CHECK(MPI_Barrier(group.comm));
 }
 
-MainProcessContext::MainProcessContext() noexcept { ++g_main_process_depth; }
-MainProcessContext::~MainProcessContext() { --g_main_process_depth; }
-int MainProcessContext::depth() noexcept { return g_main_process_depth; }
+MainProcessContext::MainProcessContext() noexcept { ++t_main_process_depth; }
+MainProcessContext::~MainProcessContext() { --t_main_process_depth; }
+int MainProcessContext::depth() noexcept { return t_main_process_depth; }
 
 namespace detail {
 
@@ -41,47 +44,61 @@ std::string describe_exception(const std::exception_ptr& error) {
   }
 }
 
-void agree_on_outcome(const char* operation, std::exception_ptr local) {
-  auto& ctx = context(operation);
-  if (MainProcessContext::depth() > 0) {
-    if (local) std::rethrow_exception(local);
-    return;
-  }
-  const int size = ctx.topology.world_size;
-  const int me = ctx.topology.rank;
+void agree_on_outcome(MPI_Comm comm, const char* operation, std::exception_ptr local) {
+  int size = 0, me = 0;
+  MPIDIST_MPI_CHECK(MPI_Comm_size(comm, &size));
+  MPIDIST_MPI_CHECK(MPI_Comm_rank(comm, &me));
   // The lowest failing rank (or `size` when all succeeded) reaches every rank; then its message.
   const int mine = local ? me : size;
   int first_failed = size;
-  MPIDIST_MPI_CHECK(MPI_Allreduce(&mine, &first_failed, 1, MPI_INT, MPI_MIN, ctx.world));
+  MPIDIST_MPI_CHECK(MPI_Allreduce(&mine, &first_failed, 1, MPI_INT, MPI_MIN, comm));
   if (first_failed == size) return;
   std::string message = me == first_failed ? describe_exception(local) : "";
-  broadcast_text(ctx.world, first_failed, message);
+  broadcast_text(comm, first_failed, message);
   throw Error(operation, "rank " + std::to_string(first_failed) + " failed: " + message);
 }
 
-void check_rank(const char* operation, int rank, bool local) {
-  const auto& t = context(operation).topology;
-  const int size = local ? t.local_size : t.world_size;
-  if (rank < 0 || rank >= size)
-    throw Error(operation, std::string(local ? "local rank " : "rank ") + std::to_string(rank) +
-                               " out of range for " + (local ? "node size " : "world size ") +
-                               std::to_string(size));
+void agree_on_outcome(Group& group, const char* operation, std::exception_ptr local) {
+  if (MainProcessContext::depth() > 0 || group.topology.size == 1) {
+    if (local) std::rethrow_exception(local);
+    return;
+  }
+  agree_on_outcome(group.control, operation, local);
 }
 
-bool is_rank(int rank) { return context("one_rank_only").topology.rank == rank; }
+void agree_on_outcome(const Communicator& comm, const char* operation, std::exception_ptr local) {
+  agree_on_outcome(group_of(comm, operation), operation, local);
+}
+
+void agree_on_outcome(const char* operation, std::exception_ptr local) {
+  agree_on_outcome(world_group(operation), operation, local);
+}
+
+void check_rank(const Communicator& comm, const char* operation, int rank, bool local) {
+  const auto& t = group_of(comm, operation).topology;
+  const int size = local ? t.local_size : t.size;
+  if (rank < 0 || rank >= size)
+    throw Error(comm.name(), operation,
+                std::string(local ? "local rank " : "rank ") + std::to_string(rank) + " out of range for " +
+                    (local ? "node size " : comm.name() == "world" ? "world size " : "group size ") +
+                    std::to_string(size));
+}
 
 }  // namespace detail
 
-OneRankFirst::OneRankFirst(int rank, bool local)
-    : first_(rank), local_(local), is_first_(false), uncaught_at_start_(std::uncaught_exceptions()) {
+OneRankFirst::OneRankFirst(int rank, bool local) : OneRankFirst(world(), rank, local) {}
+
+OneRankFirst::OneRankFirst(Communicator comm, int rank, bool local)
+    : comm_(std::move(comm)), first_(rank), local_(local), is_first_(false),
+      uncaught_at_start_(std::uncaught_exceptions()) {
   const char* operation = "one_rank_first";
-  detail::check_rank(operation, rank, local);
-  auto& ctx = detail::context(operation);
-  is_first_ = (local ? ctx.topology.local_rank : ctx.topology.rank) == rank;
+  detail::check_rank(comm_, operation, rank, local);
+  auto& group = detail::group_of(comm_, operation);
+  is_first_ = (local ? group.topology.local_rank : group.topology.rank) == rank;
   if (is_first_ || MainProcessContext::depth() > 0) return;
   // Wait for the first rank to leave its block, and learn whether it left by an exception.
   std::string failure;
-  detail::broadcast_text(local ? ctx.local : ctx.world, rank, failure);
+  detail::broadcast_text(local ? group.local : group.control, rank, failure);
   if (!failure.empty())
     throw Error(operation, std::string(local ? "local rank " : "rank ") + std::to_string(rank) +
                                " failed inside the block that runs there first: " + failure);
@@ -89,11 +106,11 @@ OneRankFirst::OneRankFirst(int rank, bool local)
 
 OneRankFirst::~OneRankFirst() {
   if (!is_first_ || MainProcessContext::depth() > 0) return;
-  auto* ctx = detail::context_if_initialized();
-  if (ctx == nullptr) return;
+  auto* group = detail::GroupAccess::get(comm_);
+  if (detail::context_if_initialized() == nullptr || group == nullptr || group->released()) return;
   std::string failure = std::uncaught_exceptions() > uncaught_at_start_ ? "it left the block by an exception" : "";
   try {
-    detail::broadcast_text(local_ ? ctx->local : ctx->world, first_, failure);
+    detail::broadcast_text(local_ ? group->local : group->control, first_, failure);
   } catch (const std::exception& e) {
     detail::abort_job(e.what());  // the waiting ranks cannot be released any other way
   }

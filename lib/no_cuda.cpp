@@ -15,6 +15,10 @@ void run_staged(const Call& call, void (*)(const Call&)) {
   throw Error(call.name, "device memory, but mpidist was built without CUDA");  // unreachable: no device views
 }
 
+void copy_device_memory(const char* operation, void*, const void*, std::size_t, int, Stream) {
+  throw Error(operation, "device memory, but mpidist was built without CUDA");  // unreachable: no device views
+}
+
 }  // namespace detail
 
 Device device() { return {}; }

@@ -6,7 +6,9 @@ namespace mpidist::detail {
 
 bool nccl_built() noexcept { return false; }
 
-void start_nccl(const char*) {}
+void start_nccl(Group&, const char*) {}
+
+void split_device_communicator(Group&, Group*, int, int) {}
 
 void run_nccl(const Call& call) {
   throw Error(call.name, "mpidist was built without NCCL");  // unreachable: the front end checks nccl_built()

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "context.hpp"
+#include "group.hpp"
 #include "mpi_check.hpp"
 #include "mpidist/detail/object_transport.hpp"
 #include "mpidist/error.hpp"
@@ -238,15 +239,36 @@ class Landing {
 
 }  // namespace
 
-ObjectComm object_comm(const char* operation, int root) {
-  check_rank(operation, root);
-  return object_comm(operation);
+namespace {
+ObjectComm object_comm(Group& group) {
+  const bool solo = group.topology.size == 1 || MainProcessContext::depth() > 0;
+  return ObjectComm{solo ? MPI_COMM_NULL : group.comm, group.topology.rank, group.topology.size, &group.name};
 }
 
-ObjectComm object_comm(const char* operation) {
-  auto& ctx = context(operation);
-  const bool solo = ctx.topology.world_size == 1 || MainProcessContext::depth() > 0;
-  return ObjectComm{solo ? MPI_COMM_NULL : ctx.world, ctx.topology.rank, ctx.topology.world_size};
+void check_root(Group& group, const char* operation, int root) {
+  if (root < 0 || root >= group.topology.size)
+    throw Error(group.name, operation, "root rank " + std::to_string(root) + " out of range for " +
+                                           (group.name == "world" ? "world size " : "group size ") +
+                                           std::to_string(group.topology.size));
+}
+}  // namespace
+
+ObjectComm object_comm(const Communicator& comm, const char* operation) {
+  return object_comm(group_of(comm, operation));
+}
+
+ObjectComm object_comm(const char* operation) { return object_comm(world_group(operation)); }
+
+ObjectComm object_comm(const Communicator& comm, const char* operation, int root) {
+  auto& group = group_of(comm, operation);
+  check_root(group, operation, root);
+  return object_comm(group);
+}
+
+ObjectComm object_comm(const char* operation, int root) {
+  auto& group = world_group(operation);
+  check_root(group, operation, root);
+  return object_comm(group);
 }
 
 std::size_t max_message_bytes() noexcept {

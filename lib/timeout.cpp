@@ -6,20 +6,11 @@
 
 #include "mpi_check.hpp"
 #include "mpidist/error.hpp"
+#include "settings.hpp"
 
 namespace mpidist::detail {
 
-double timeout_seconds(const char* operation) {
-  const char* text = std::getenv("MPIDIST_TIMEOUT");
-  if (text == nullptr || *text == '\0') return default_timeout_seconds;
-  char* end = nullptr;
-  const double value = std::strtod(text, &end);
-  if (*end != '\0' || !(value >= 0.0) || value > 1e9)
-    throw Error(operation, std::string("MPIDIST_TIMEOUT must be a number of seconds >= 0, got '") + text + "'");
-  return value;
-}
-
-Deadline::Deadline(const char* operation) : seconds_(timeout_seconds(operation)) {
+Deadline::Deadline(const char* operation) : seconds_(settings(operation).timeout_seconds) {
   end_ = std::chrono::steady_clock::now() +
          std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds_));
 }

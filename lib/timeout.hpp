@@ -8,14 +8,7 @@
 
 namespace mpidist::detail {
 
-/// Default MPIDIST_TIMEOUT in seconds: PyTorch's default for NCCL process groups (10 minutes).
-inline constexpr double default_timeout_seconds = 600.0;
-
-/// MPIDIST_TIMEOUT in seconds (a positive number; 0 waits forever); default_timeout_seconds when
-/// unset. Throws Error("<operation>: ...") for a malformed value.
-double timeout_seconds(const char* operation);
-
-/// A point in time MPIDIST_TIMEOUT seconds from now, and whether it has passed.
+/// A point in time MPIDIST_TIMEOUT seconds (the job's setting) from now, and whether it has passed.
 class Deadline {
  public:
   explicit Deadline(const char* operation);

@@ -35,41 +35,39 @@ struct PlacementRecord {
 
 }  // namespace
 
+int node_color(MPI_Comm world, int rank) {
+  const int per_node = simulated_ranks_per_node();
+  if (per_node > 0) return rank / per_node;
+  MPI_Comm node = MPI_COMM_NULL;
+  MPIDIST_MPI_CHECK(MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
+  int lowest = rank;  // key = rank, so the node's rank 0 has its lowest world rank
+  const int rc = MPI_Bcast(&lowest, 1, MPI_INT, 0, node);
+  MPI_Comm_free(&node);
+  MPIDIST_MPI_CHECK(rc);
+  return lowest;
+}
+
 void discover_topology(Context& ctx) {
   Topology& t = ctx.topology;
-  MPIDIST_MPI_CHECK(MPI_Comm_rank(ctx.world, &t.rank));
-  MPIDIST_MPI_CHECK(MPI_Comm_size(ctx.world, &t.world_size));
+  const GroupTopology& g = ctx.world->topology;
+  t.rank = g.rank;
+  t.world_size = g.size;
+  t.local_rank = g.local_rank;
+  t.local_size = g.local_size;
+  t.node_rank = g.node_rank;
+  t.num_nodes = g.num_nodes;
+  t.simulated_ranks_per_node = simulated_ranks_per_node();
 
   std::array<char, MPI_MAX_PROCESSOR_NAME + 1> host{};
   int length = 0;
   MPIDIST_MPI_CHECK(MPI_Get_processor_name(host.data(), &length));
   t.hostname.assign(host.data(), static_cast<std::size_t>(length));
 
-  t.simulated_ranks_per_node = simulated_ranks_per_node();
-  if (t.simulated_ranks_per_node > 0)
-    MPIDIST_MPI_CHECK(MPI_Comm_split(ctx.world, t.rank / t.simulated_ranks_per_node, t.rank, &ctx.local));
-  else
-    MPIDIST_MPI_CHECK(MPI_Comm_split_type(ctx.world, MPI_COMM_TYPE_SHARED, t.rank, MPI_INFO_NULL, &ctx.local));
-  MPIDIST_MPI_CHECK(MPI_Comm_set_errhandler(ctx.local, MPI_ERRORS_RETURN));
-  MPIDIST_MPI_CHECK(MPI_Comm_rank(ctx.local, &t.local_rank));
-  MPIDIST_MPI_CHECK(MPI_Comm_size(ctx.local, &t.local_size));
-
-  // Nodes are numbered by their leaders' order in the world, so node 0 holds rank 0.
-  MPIDIST_MPI_CHECK(MPI_Comm_split(ctx.world, t.local_rank == 0 ? 0 : MPI_UNDEFINED, t.rank, &ctx.leaders));
-  std::array<int, 2> node{0, 0};  // node rank, node count
-  if (ctx.leaders != MPI_COMM_NULL) {
-    MPIDIST_MPI_CHECK(MPI_Comm_set_errhandler(ctx.leaders, MPI_ERRORS_RETURN));
-    MPIDIST_MPI_CHECK(MPI_Comm_rank(ctx.leaders, &node[0]));
-    MPIDIST_MPI_CHECK(MPI_Comm_size(ctx.leaders, &node[1]));
-  }
-  MPIDIST_MPI_CHECK(MPI_Bcast(node.data(), 2, MPI_INT, 0, ctx.local));
-  t.node_rank = node[0];
-  t.num_nodes = node[1];
-
   // The job-wide table, gathered once so topology() never communicates.
   PlacementRecord mine{t.node_rank, t.local_rank, host};
   std::vector<PlacementRecord> all(static_cast<std::size_t>(t.world_size));
-  MPIDIST_MPI_CHECK(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, ctx.world));
+  MPIDIST_MPI_CHECK(
+      MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, ctx.world->control));
   t.ranks.clear();
   for (int r = 0; r < t.world_size; ++r) {
     const auto& record = all[static_cast<std::size_t>(r)];
@@ -95,6 +93,7 @@ void set_local_rank(int local_rank) {
                                       std::to_string(t.local_size) + " ranks on this node");
   t.local_rank = local_rank;
   t.ranks[static_cast<std::size_t>(t.rank)].local_rank = local_rank;
+  detail::world_group("set_local_rank").topology.local_rank = local_rank;
 }
 
 }  // namespace mpidist

@@ -2,11 +2,14 @@
 // or staging through pinned host memory) for device buffers.
 #pragma once
 
+#include <concepts>
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "mpidist/communicator.hpp"
 #include "mpidist/reduce_op.hpp"
 #include "mpidist/tensor.hpp"
 
@@ -19,34 +22,88 @@ namespace mpidist {
 /// returns at once; without one, the call returns when the result is ready. Ignored for host memory.
 using Stream = CUstream_st*;
 
+// Every collective has a world form and a form taking a Communicator first (Boost.MPI's order);
+// roots and ranks are then ranks within that group, and "world size" below is the group's size.
+// Inside a MainProcessContext every collective acts as in a group of this one rank (guards.hpp).
+
 /// In place: every rank's `buffer` becomes the element-wise reduction over all ranks.
 void all_reduce(BufferView buffer, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
+void all_reduce(const Communicator& comm, BufferView buffer, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
 /// Out of place: `out` (same count and dtype as `in`) receives the reduction.
 void all_reduce(BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
+void all_reduce(const Communicator& comm, BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum,
+                Stream stream = nullptr);
 /// Root's `buffer` is copied to every rank's `buffer` (same count everywhere).
 void broadcast(BufferView buffer, int root = 0, Stream stream = nullptr);
+void broadcast(const Communicator& comm, BufferView buffer, int root = 0, Stream stream = nullptr);
 /// `out` (world_size × in.count()) receives every rank's `in`, in rank order.
 void all_gather(BufferView in, BufferView out, Stream stream = nullptr);
+void all_gather(const Communicator& comm, BufferView in, BufferView out, Stream stream = nullptr);
 /// `in` (world_size × out.count()) is reduced; rank r receives block r in `out`.
 void reduce_scatter(BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
+void reduce_scatter(const Communicator& comm, BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum,
+                    Stream stream = nullptr);
 /// The reduction lands in root's `out`; `out` is not written on other ranks.
 void reduce(BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum, int root = 0, Stream stream = nullptr);
+void reduce(const Communicator& comm, BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum, int root = 0,
+            Stream stream = nullptr);
 
 /// all_reduce on a span (`all_reduce(std::span(gradients), ReduceOp::Avg)`).
 template <Element T, std::size_t Extent>
 void all_reduce(std::span<T, Extent> buffer, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr) {
   all_reduce(BufferView(buffer), op, stream);
 }
+template <Element T, std::size_t Extent>
+void all_reduce(const Communicator& comm, std::span<T, Extent> buffer, ReduceOp op = ReduceOp::Sum,
+                Stream stream = nullptr) {
+  all_reduce(comm, BufferView(buffer), op, stream);
+}
 /// broadcast on a span.
 template <Element T, std::size_t Extent>
 void broadcast(std::span<T, Extent> buffer, int root = 0, Stream stream = nullptr) {
   broadcast(BufferView(buffer), root, stream);
 }
+template <Element T, std::size_t Extent>
+void broadcast(const Communicator& comm, std::span<T, Extent> buffer, int root = 0, Stream stream = nullptr) {
+  broadcast(comm, BufferView(buffer), root, stream);
+}
 
 /// virtex `average_across_processes`: in-place mean over all ranks.
 void average(BufferView buffer, Stream stream = nullptr);
-/// The same for a dictionary of tensors (one collective per entry, in key order on every rank).
+void average(const Communicator& comm, BufferView buffer, Stream stream = nullptr);
+
+namespace detail {
+struct NamedBuffer {
+  std::string_view key;
+  BufferView buffer;
+};
+/// average() of a dictionary, after the views were made: keys in order, the same on every rank.
+void average_named(const Communicator* comm, std::span<const NamedBuffer> buffers, Stream stream);
+template <class V>
+std::vector<NamedBuffer> named_buffers(const std::map<std::string, V>& buffers) {
+  std::vector<NamedBuffer> named;
+  named.reserve(buffers.size());
+  for (const auto& [key, value] : buffers) named.push_back({key, BufferView(value)});
+  return named;
+}
+}  // namespace detail
+
+/// The same for a dictionary of tensors (virtex's dict of tensors): any std::map from names to
+/// something that converts to a BufferView (`std::map<std::string, std::span<float>>`,
+/// `std::map<std::string, BufferView>`). One collective per entry, in key order on every rank; the
+/// ranks must hold the same keys (else Error on every rank, listing each rank's keys).
 void average(const std::map<std::string, BufferView>& buffers, Stream stream = nullptr);
+void average(const Communicator& comm, const std::map<std::string, BufferView>& buffers, Stream stream = nullptr);
+template <class V>
+requires std::convertible_to<const V&, BufferView>
+void average(const std::map<std::string, V>& buffers, Stream stream = nullptr) {
+  detail::average_named(nullptr, detail::named_buffers(buffers), stream);
+}
+template <class V>
+requires std::convertible_to<const V&, BufferView>
+void average(const Communicator& comm, const std::map<std::string, V>& buffers, Stream stream = nullptr) {
+  detail::average_named(&comm, detail::named_buffers(buffers), stream);
+}
 
 /// Collective: creates this job's NCCL communicator now (device selection, the duplicate-GPU
 /// check, ncclCommInitRank) instead of at the first device collective, so start-up failures and

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "mpidist/communicator.hpp"
+
 namespace mpidist {
 
 /// One rank's view of its machine and libraries.
@@ -24,13 +26,16 @@ struct RankReport {
 /// This rank's report (local, no communication).
 RankReport local_report();
 
-/// Collective: every rank's report, indexed by rank, on every rank.
+/// Collective: every rank's report, indexed by rank (of the world, or of `comm`), on every rank.
 std::vector<RankReport> job_config();
+std::vector<RankReport> job_config(const Communicator& comm);
 
 enum class ConfigFormat { Table, Json };
 
 /// Collective: rank 0 writes the job-wide configuration to `out` (an aligned table with one row
-/// per rank, or a JSON array); other ranks write nothing.
+/// per rank, or a JSON array); other ranks write nothing. With `comm`: the rows of its ranks
+/// (world ranks in the rank column), written by its rank 0.
 void show_config(std::ostream& out, ConfigFormat format = ConfigFormat::Table);
+void show_config(const Communicator& comm, std::ostream& out, ConfigFormat format = ConfigFormat::Table);
 
 }  // namespace mpidist

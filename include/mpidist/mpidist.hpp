@@ -2,6 +2,7 @@
 #pragma once
 
 #include "mpidist/collectives.hpp"
+#include "mpidist/communicator.hpp"
 #include "mpidist/config.hpp"
 #include "mpidist/device.hpp"
 #include "mpidist/environment.hpp"

@@ -2,26 +2,28 @@
 // host path, copy the result back (Aluminum's "host-transfer" backend, without its overlap).
 #include <cstddef>
 
-#include "../context.hpp"
+#include <memory>
+
+#include "../group.hpp"
 #include "../device_backend.hpp"
 #include "runtime.hpp"
 
 namespace mpidist::detail {
 namespace {
 
-// One pinned buffer per process, grown on demand and kept: cudaMallocHost is slow, and training
-// repeats the same collectives every step. Freed at finalize.
+// One pinned buffer per group, grown on demand and kept: cudaMallocHost is slow, and training
+// repeats the same collectives every step. Freed with the group.
 class PinnedBuffer {
  public:
+  PinnedBuffer() = default;
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  ~PinnedBuffer() { release(); }
   char* reserve(std::size_t bytes) {
     if (bytes <= size_) return data_;
     release();
     void* fresh = nullptr;
     MPIDIST_CUDA_CHECK(cudaMallocHost(&fresh, bytes));
-    if (!registered_) {
-      at_finalize([this] { release(); registered_ = false; });
-      registered_ = true;
-    }
     data_ = static_cast<char*>(fresh);
     size_ = bytes;
     return data_;
@@ -35,10 +37,12 @@ class PinnedBuffer {
  private:
   char* data_ = nullptr;
   std::size_t size_ = 0;
-  bool registered_ = false;
 };
 
-PinnedBuffer g_staging;
+PinnedBuffer& staging_of(Group& group) {
+  if (!group.staging) group.staging = std::make_shared<PinnedBuffer>();
+  return *static_cast<PinnedBuffer*>(group.staging.get());
+}
 
 }  // namespace
 
@@ -50,7 +54,7 @@ void run_staged(const Call& call, void (*host_path)(const Call&)) {
   const std::size_t in_bytes = in_count(call) * element;
   const std::size_t out_bytes = out_count(call) * element;
   const bool in_place = call.in == call.out;
-  char* host_in = g_staging.reserve(in_place ? out_bytes : in_bytes + out_bytes);
+  char* host_in = staging_of(*call.group).reserve(in_place ? out_bytes : in_bytes + out_bytes);
   char* host_out = in_place ? host_in : host_in + in_bytes;
   // Broadcast only needs the root's data; everyone else's buffer is overwritten.
   const bool send_input = call.kind != CollectiveKind::Broadcast || call.rank == call.root;
@@ -68,6 +72,17 @@ void run_staged(const Call& call, void (*host_path)(const Call&)) {
     // Even with a caller's stream: the pinned buffer is reused by the next call.
     MPIDIST_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
+}
+
+}  // namespace mpidist::detail
+
+namespace mpidist::detail {
+
+void copy_device_memory(const char* operation, void* to, const void* from, std::size_t bytes, int device,
+                        Stream stream) {
+  const cudaStream_t queue = stream ? stream : cuda::library_stream(operation, device);
+  MPIDIST_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, queue));
+  if (stream == nullptr) MPIDIST_CUDA_CHECK(cudaStreamSynchronize(queue));
 }
 
 }  // namespace mpidist::detail

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string>
 
-#include "../context.hpp"
+#include "../group.hpp"
 #include "../mpi_check.hpp"
 #include "mpidist/error.hpp"
 
@@ -84,7 +84,7 @@ void all_gather(const Call& c, const Plan& p) {
   // Blocks too large for one int count: every rank broadcasts its block in pieces. Its own block
   // is copied with a message to itself, which works for device memory under CUDA-aware MPI too.
   const std::size_t block = c.count;
-  for (int r = 0; r < c.world_size; ++r) {
+  for (int r = 0; r < c.size; ++r) {
     const std::size_t first = static_cast<std::size_t>(r) * block;
     in_pieces(block, p.limit, [&](std::size_t off, int n) {
       void* buffer = r == c.rank ? const_cast<char*>(at(c.in, off, p.size)) : at(c.out, first + off, p.size);
@@ -110,7 +110,7 @@ void reduce_scatter(const Call& c, const Plan& p) {
     return;
   }
   // Blocks too large for one int count: block r is reduced onto rank r, in pieces.
-  for (int r = 0; r < c.world_size; ++r) {
+  for (int r = 0; r < c.size; ++r) {
     const std::size_t first = static_cast<std::size_t>(r) * c.count;
     in_pieces(c.count, p.limit, [&](std::size_t off, int n) {
       MPIDIST_MPI_CHECK(MPI_Reduce(at(c.in, first + off, p.size), at(c.out, off, p.size), n, p.type, p.op, r, p.comm));
@@ -125,7 +125,7 @@ bool needs_host_arithmetic(const Call& call) {
 }
 
 void run(const Call& call) {
-  Plan plan{context(call.name).world, datatype(call.dtype), MPI_OP_NULL, size_of(call.dtype), max_count()};
+  Plan plan{call.group->comm, datatype(call.dtype), MPI_OP_NULL, size_of(call.dtype), max_count()};
   if (reduces(call)) plan.op = reduction(call.op, call.dtype);
   switch (call.kind) {
     case CollectiveKind::AllReduce: all_reduce(call, plan); break;
@@ -136,7 +136,7 @@ void run(const Call& call) {
   }
   // Avg is the sum divided by the world size, computed where the sum landed.
   if (call.op == ReduceOp::Avg && reduces(call) && writes_output(call))
-    divide(call.out, call.count, call.dtype, call.world_size);
+    divide(call.out, call.count, call.dtype, call.size);
 }
 
 }  // namespace mpidist::detail::mpi

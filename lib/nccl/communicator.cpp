@@ -1,4 +1,5 @@
-// Creating the NCCL communicator over MPI, with a check that no two ranks drive the same GPU.
+// Creating a group's NCCL communicator over MPI (or splitting it from its parent's), with a check
+// that no two ranks of the group drive the same GPU.
 #include "communicator.hpp"
 
 #include <array>
@@ -10,16 +11,14 @@
 
 #include "../context.hpp"
 #include "../cuda/runtime.hpp"
+#include "../device_backend.hpp"
 #include "../mpi_check.hpp"
+#include "../outcome.hpp"
 #include "mpidist/device.hpp"
 #include "mpidist/error.hpp"
-#include "mpidist/guards.hpp"
 
 namespace mpidist::detail::nccl {
 namespace {
-
-std::unique_ptr<Communicator> g_comm;
-std::string g_aborted_by;  // the operation whose failure aborted the communicator, if any
 
 // What each rank tells the others about its GPU before NCCL is started.
 struct GpuRecord {
@@ -52,8 +51,8 @@ GpuRecord describe_my_gpu(const char* operation) {
   return record;
 }
 
-// NCCL needs one GPU per rank: two ranks on one GPU hang in init or fail with "Duplicate GPU
-// detected". Every rank sees every record, so every rank throws the same Error.
+// NCCL needs one GPU per rank of a communicator: two ranks on one GPU hang in init or fail with
+// "Duplicate GPU detected". Every rank sees every record, so every rank throws the same Error.
 void check_distinct_gpus(const char* operation, const std::vector<GpuRecord>& all) {
   for (std::size_t a = 0; a < all.size(); ++a)
     for (std::size_t b = a + 1; b < all.size(); ++b)
@@ -64,28 +63,50 @@ void check_distinct_gpus(const char* operation, const std::vector<GpuRecord>& al
                                    "device (CUDA_VISIBLE_DEVICES) or start fewer ranks per node");
 }
 
-std::unique_ptr<Communicator> create(const char* operation) {
-  auto& ctx = context(operation);
-  const auto& t = ctx.topology;
-  // 1. Every rank picks its GPU; a failure anywhere becomes an Error everywhere.
+// The stream the group's collectives run on without a caller's stream: non-blocking, so it never
+// waits for (or is waited on by) the legacy default stream.
+cudaStream_t make_stream(const char* operation, int device) {
+  cudaStream_t stream = nullptr;
+  MPIDIST_CUDA_CHECK(cudaSetDevice(device));
+  MPIDIST_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  (void)operation;
+  return stream;
+}
+
+std::shared_ptr<void> own(ncclComm_t comm, int device, cudaStream_t stream) {
+  return std::make_shared<Communicator>(comm, device, stream);
+}
+
+std::shared_ptr<void> create(Group& group, const char* operation) {
+  const auto& t = group.topology;
+  // 1. Every rank picks its GPU and stream; a failure anywhere becomes an Error everywhere.
   GpuRecord mine;
-  agree_on_outcome(operation, capture([&] { mine = describe_my_gpu(operation); }));
-  // The library stream is made before the communicator so that finalize destroys it after.
-  cuda::library_stream(operation, mine.device);
-  // 2. No two ranks may share a GPU.
-  std::vector<GpuRecord> all(static_cast<std::size_t>(t.world_size));
-  MPIDIST_MPI_CHECK(MPI_Allgather(&mine, sizeof(GpuRecord), MPI_BYTE, all.data(), sizeof(GpuRecord), MPI_BYTE, ctx.world));
-  check_distinct_gpus(operation, all);
-  // 3. Rank 0 makes the id; MPI carries it to everyone (NCCL's bootstrap is ours to provide).
-  ncclUniqueId id{};
-  agree_on_outcome(operation, capture([&] {
-    if (t.rank == 0) MPIDIST_NCCL_CHECK(ncclGetUniqueId(&id), nullptr);
-  }));
-  MPIDIST_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, ctx.world));
-  // 4. All ranks join; ncclCommInitRank returns once every rank has.
-  ncclComm_t comm = nullptr;
-  MPIDIST_NCCL_CHECK(ncclCommInitRank(&comm, t.world_size, id, t.rank), nullptr);
-  return std::make_unique<Communicator>(comm, mine.device);
+  cudaStream_t stream = nullptr;
+  agree_on_outcome(group.control, operation, capture([&] {
+                     mine = describe_my_gpu(operation);
+                     stream = make_stream(operation, mine.device);
+                   }));
+  auto release_stream = [&] { if (stream != nullptr) cudaStreamDestroy(stream); };
+  try {
+    // 2. No two ranks of the group may share a GPU.
+    std::vector<GpuRecord> all(static_cast<std::size_t>(t.size));
+    MPIDIST_MPI_CHECK(MPI_Allgather(&mine, sizeof(GpuRecord), MPI_BYTE, all.data(), sizeof(GpuRecord), MPI_BYTE,
+                                    group.control));
+    check_distinct_gpus(operation, all);
+    // 3. The group's rank 0 makes the id; MPI carries it (NCCL's bootstrap is ours to provide).
+    ncclUniqueId id{};
+    agree_on_outcome(group.control, operation, capture([&] {
+                       if (t.rank == 0) MPIDIST_NCCL_CHECK(ncclGetUniqueId(&id), nullptr);
+                     }));
+    MPIDIST_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, group.control));
+    // 4. All ranks join; ncclCommInitRank returns once every rank has.
+    ncclComm_t comm = nullptr;
+    MPIDIST_NCCL_CHECK(ncclCommInitRank(&comm, t.size, id, t.rank), nullptr);
+    return own(comm, mine.device, stream);
+  } catch (...) {
+    release_stream();
+    throw;
+  }
 }
 
 }  // namespace
@@ -101,27 +122,53 @@ void throw_nccl_error(const char* call, ncclResult_t code, ncclComm_t comm, cons
 
 Communicator::~Communicator() {
   if (comm_ != nullptr) ncclCommDestroy(comm_);
+  if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
 
-void Communicator::abort() noexcept {
+void Communicator::abort(const char* operation) noexcept {
   if (comm_ != nullptr) ncclCommAbort(comm_);
   comm_ = nullptr;
+  aborted_by_ = operation;
 }
 
-Communicator& communicator(const char* operation) {
-  if (!g_aborted_by.empty())
-    throw Error(operation, "the NCCL communicator was aborted when " + g_aborted_by +
-                               " failed; device collectives cannot continue in this job");
-  if (!g_comm) {
-    g_comm = create(operation);
-    at_finalize([] { g_comm.reset(); g_aborted_by.clear(); });
-  }
-  return *g_comm;
-}
-
-void abort_communicator(const char* operation) noexcept {
-  if (g_comm) g_comm->abort();
-  g_aborted_by = operation;
+Communicator& communicator(Group& group, const char* operation) {
+  if (!group.nccl) group.nccl = create(group, operation);
+  auto& comm = *static_cast<Communicator*>(group.nccl.get());
+  if (!comm.aborted_by().empty())
+    throw Error(operation, "the NCCL communicator of '" + group.name + "' was aborted when " + comm.aborted_by() +
+                               " failed; device collectives cannot continue on it");
+  return comm;
 }
 
 }  // namespace mpidist::detail::nccl
+
+namespace mpidist::detail {
+
+bool nccl_built() noexcept { return true; }
+
+void start_nccl(Group& group, const char* operation) { nccl::communicator(group, operation); }
+
+void split_device_communicator(Group& parent, Group* child, int color, int key) {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 18, 0)
+  // ncclCommSplit is collective over the parent: every parent rank must take the same branch.
+  auto* comm = static_cast<nccl::Communicator*>(parent.nccl.get());
+  int usable = comm != nullptr && comm->aborted_by().empty() ? 1 : 0;
+  MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &usable, 1, MPI_INT, MPI_MIN, parent.control));
+  if (usable == 0) return;
+  const char* operation = "ncclCommSplit";
+  cudaStream_t stream = child ? nccl::make_stream(operation, comm->device()) : nullptr;
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  ncclComm_t piece = nullptr;
+  const ncclResult_t rc =
+      ncclCommSplit(comm->get(), child ? color : NCCL_SPLIT_NOCOLOR, key, &piece, &config);
+  if (rc != ncclSuccess) {
+    if (stream != nullptr) cudaStreamDestroy(stream);
+    nccl::throw_nccl_error("ncclCommSplit", rc, comm->get(), __FILE__, __LINE__);
+  }
+  if (child != nullptr) child->nccl = nccl::own(piece, comm->device(), stream);
+#else
+  (void)parent, (void)child, (void)color, (void)key;  // the child bootstraps its own at first use
+#endif
+}
+
+}  // namespace mpidist::detail

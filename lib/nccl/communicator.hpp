@@ -1,21 +1,25 @@
-// The NCCL communicator behind the library communicator, and the NCCL check macro. Compiled only
+// The NCCL communicator behind a group, and the NCCL check macro. Compiled only
 // with MPIDIST_HAVE_NCCL. Internal.
 #pragma once
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include <string>
+
+#include "../group.hpp"
+
 namespace mpidist::detail::nccl {
 
 /// Throws Error naming the NCCL call with ncclGetErrorString and ncclGetLastError(comm).
 [[noreturn]] void throw_nccl_error(const char* call, ncclResult_t code, ncclComm_t comm, const char* file, int line);
 
-/// Owns one ncclComm_t (move-only). The destructor destroys it and never throws.
+/// One group's NCCL communicator and the stream its collectives run on when the caller gives none.
+/// Owned by the Group (Group::nccl); the destructor destroys both and never throws.
 class Communicator {
  public:
-  Communicator(ncclComm_t comm, int device) noexcept : comm_(comm), device_(device) {}
-  Communicator(Communicator&& other) noexcept : comm_(other.comm_), device_(other.device_) { other.comm_ = nullptr; }
-  Communicator& operator=(Communicator&&) = delete;
+  Communicator(ncclComm_t comm, int device, cudaStream_t stream) noexcept
+      : comm_(comm), device_(device), stream_(stream) {}
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
   ~Communicator();
@@ -23,21 +27,24 @@ class Communicator {
   ncclComm_t get() const noexcept { return comm_; }
   /// The CUDA device the communicator was created on.
   int device() const noexcept { return device_; }
-  /// Aborts pending NCCL work and frees the communicator (after an error or a timeout).
-  void abort() noexcept;
+  cudaStream_t stream() const noexcept { return stream_; }
+  /// Aborts pending NCCL work and frees the communicator (after an error or a timeout); later use
+  /// raises Error naming `operation`.
+  void abort(const char* operation) noexcept;
+  /// The operation whose failure aborted the communicator, or "" while it is usable.
+  const std::string& aborted_by() const noexcept { return aborted_by_; }
 
  private:
   ncclComm_t comm_;
   int device_;
+  cudaStream_t stream_;
+  std::string aborted_by_;
 };
 
-/// The communicator for the library's world, created on first use (a collective call on every
-/// rank): GPU check, unique id from rank 0 over MPI, cudaSetDevice, ncclCommInitRank. Throws
-/// Error if an earlier failure aborted it.
-Communicator& communicator(const char* operation);
-
-/// Marks the communicator unusable after `operation` failed and aborts it.
-void abort_communicator(const char* operation) noexcept;
+/// The group's communicator, created on first use (a collective over the group): GPU check, unique
+/// id from the group's rank 0 over its MPI control channel, cudaSetDevice, ncclCommInitRank.
+/// Throws Error if an earlier failure aborted it.
+Communicator& communicator(Group& group, const char* operation);
 
 }  // namespace mpidist::detail::nccl
 

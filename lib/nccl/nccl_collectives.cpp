@@ -24,7 +24,7 @@ ncclDataType_t datatype(DataType dtype) {
     case DataType::Int32: return ncclInt32;
     case DataType::Int64: return ncclInt64;
   }
-  return ncclFloat32;
+  throw Error("nccl", "element type " + std::to_string(static_cast<int>(dtype)) + " has no NCCL datatype");
 }
 
 // NCCL's ncclAvg sums and divides (integers: a division after the sum, truncating toward zero).
@@ -35,8 +35,9 @@ ncclRedOp_t reduction(ReduceOp op) {
     case ReduceOp::Min: return ncclMin;
     case ReduceOp::Max: return ncclMax;
     case ReduceOp::Avg: return ncclAvg;
-    default: return ncclSum;  // And/Or never get here: the front end rejects them
+    default: break;  // And/Or: the front end rejects them for tensors
   }
+  throw Error("nccl", "reduction '" + std::string(to_string(op)) + "' has no NCCL counterpart");
 }
 
 void enqueue(const Call& c, ncclComm_t comm, cudaStream_t stream) {
@@ -75,11 +76,11 @@ void wait(const char* operation, Communicator& comm, cudaStream_t stream) {
       std::string detail = std::string("NCCL failed while the collective ran: ") + ncclGetErrorString(async);
       const char* last = ncclGetLastError(comm.get());
       if (last != nullptr && *last != '\0') detail += ": " + std::string(last);
-      abort_communicator(operation);
+      comm.abort(operation);
       throw Error(operation, detail + "; the NCCL communicator was aborted");
     }
     if (deadline.passed()) {
-      abort_communicator(operation);
+      comm.abort(operation);
       throw Error(operation, "timed out after " + std::to_string(static_cast<int>(deadline.seconds())) +
                                  " s waiting for the NCCL collective to finish (MPIDIST_TIMEOUT); a rank may have "
                                  "stopped calling collectives. The NCCL communicator was aborted");
@@ -91,17 +92,11 @@ void wait(const char* operation, Communicator& comm, cudaStream_t stream) {
 }  // namespace
 }  // namespace nccl
 
-bool nccl_built() noexcept { return true; }
-
-void start_nccl(const char* operation) { nccl::communicator(operation); }
-
 void run_nccl(const Call& call) {
-  auto& comm = nccl::communicator(call.name);
-  if (call.device != comm.device())
-    throw Error(call.name, "buffers are on cuda:" + std::to_string(call.device) + " but this rank's NCCL communicator "
-                               "uses cuda:" + std::to_string(comm.device()) + " (mpidist::device())");
-  // Without a caller's stream: the library's non-blocking stream, then wait here until done.
-  const cudaStream_t stream = call.stream ? call.stream : cuda::library_stream(call.name, comm.device());
+  // The device was checked against this rank's before the ranks agreed (transports.cpp).
+  auto& comm = nccl::communicator(*call.group, call.name);
+  // Without a caller's stream: the group's non-blocking stream, then wait here until done.
+  const cudaStream_t stream = call.stream ? call.stream : comm.stream();
   nccl::enqueue(call, comm.get(), stream);
   if (call.stream == nullptr) nccl::wait(call.name, comm, stream);
 }

@@ -12,22 +12,27 @@
 #include <string>
 #include <vector>
 
+#include "mpidist/communicator.hpp"
+
 namespace mpidist::detail {
 
-/// The communicator an object collective talks over, or none (solo): at world size 1 and inside a
-/// MainProcessContext every object collective is local and sends no message. rank and size are
-/// the world's either way.
+/// The communicator an object collective talks over, or none (solo): in a group of one and inside
+/// a MainProcessContext every object collective is local and sends no message. rank and size are
+/// the group's either way.
 struct ObjectComm {
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0;
   int size = 1;
+  const std::string* name = nullptr;  // the communicator's name, for errors
   bool solo() const noexcept { return comm == MPI_COMM_NULL; }
 };
 
-/// Says whether and over what `operation` communicates.
+/// Says whether and over what `operation` communicates: on `comm`, or on the world.
+ObjectComm object_comm(const Communicator& comm, const char* operation);
 ObjectComm object_comm(const char* operation);
 /// The same, after validating `root`: a bad root throws the same Error on every rank before any
 /// message is sent.
+ObjectComm object_comm(const Communicator& comm, const char* operation, int root);
 ObjectComm object_comm(const char* operation, int root);
 
 /// What one rank contributes: its encoded value, or (failed) the text of the exception that

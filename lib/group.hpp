@@ -1,0 +1,69 @@
+// The state behind a Communicator: one group of ranks and everything mpidist keeps for it.
+// Internal.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mpidist/communicator.hpp"
+
+namespace mpidist::detail {
+
+/// Where this rank sits inside one group.
+struct GroupTopology {
+  int rank = 0;
+  int size = 1;
+  int local_rank = 0;
+  int local_size = 1;
+  int node_rank = 0;
+  int num_nodes = 1;
+};
+
+class Group {
+ public:
+  /// Collective over `owned`, which the group takes over (a duplicate made for it). `node_color`
+  /// is this rank's node as the world sees it (real or simulated): ranks of one node share it.
+  Group(MPI_Comm owned, std::string name, int node_color);
+  ~Group();
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+
+  /// Frees the MPI communicators and the device resources; later use raises Error. Idempotent.
+  void release() noexcept;
+  bool released() const noexcept { return comm == MPI_COMM_NULL; }
+
+  MPI_Comm comm = MPI_COMM_NULL;     // the user's traffic: collectives and object calls
+  MPI_Comm control = MPI_COMM_NULL;  // mpidist's own agreement messages, never matched by a user call
+  MPI_Comm local = MPI_COMM_NULL;    // the group's ranks on this node
+  MPI_Comm leaders = MPI_COMM_NULL;  // local rank 0 of every node; MPI_COMM_NULL elsewhere
+  GroupTopology topology;
+  std::vector<int> world_ranks;      // world rank of every group rank
+  std::string name;
+  std::uint64_t sequence = 0;        // collectives started on this group
+  // Device resources, created lazily by lib/nccl and lib/cuda (type-erased: no CUDA type here).
+  std::shared_ptr<void> nccl;
+  std::shared_ptr<void> staging;
+};
+
+/// Opens Communicator handles for the library.
+struct GroupAccess {
+  static Communicator wrap(std::shared_ptr<Group> group) noexcept { return Communicator(std::move(group)); }
+  static Group* get(const Communicator& c) noexcept { return c.group_.get(); }
+};
+
+/// The group behind `comm`; Error naming `operation` for a null or finalized communicator.
+Group& group_of(const Communicator& comm, const char* operation);
+/// The world group; Error before initialization.
+Group& world_group(const char* operation);
+
+/// Builds a group on `owned` (collective over it) and registers it, so finalize() frees it.
+std::shared_ptr<Group> make_group(MPI_Comm owned, std::string name);
+
+/// "group{0,2}" style list of ranks.
+std::string rank_list(const std::vector<int>& ranks);
+
+}  // namespace mpidist::detail

@@ -1,0 +1,114 @@
+#include "settings.hpp"
+
+#include <array>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "agreement.hpp"
+#include "context.hpp"
+#include "device_backend.hpp"
+#include "mpi_check.hpp"
+#include "mpidist/error.hpp"
+#include "outcome.hpp"
+#include "text_collectives.hpp"
+
+namespace mpidist::detail {
+namespace {
+
+constexpr const char* operation = "initialize";
+
+struct Variable {
+  const char* name;
+  std::string text;  // as this rank has it; "" when unset
+};
+
+std::string read(const char* name) {
+  const char* text = std::getenv(name);
+  return text ? text : "";
+}
+
+// MPIDIST_VALIDATE=1|0|auto: nullopt for auto, resolved job-wide below.
+std::optional<bool> parse_validate(const std::string& text) {
+  if (text == "1" || text == "all" || text == "on") return true;
+  if (text == "0" || text == "off") return false;
+  if (text.empty() || text == "auto") return std::nullopt;
+  throw Error(operation, "MPIDIST_VALIDATE='" + text + "' is not one of 1, 0, auto");
+}
+
+std::optional<Backend> parse_backend(const std::string& text) {
+  if (text.empty() || text == "auto") return std::nullopt;
+  if (text == "mpi") return Backend::Mpi;
+  if (text == "nccl") {
+    if (!nccl_built()) throw Error(operation, "MPIDIST_BACKEND=nccl but mpidist was built without NCCL");
+    return Backend::Nccl;
+  }
+  throw Error(operation, "MPIDIST_BACKEND='" + text + "' is not one of mpi, nccl, auto");
+}
+
+double parse_timeout(const std::string& text) {
+  if (text.empty()) return default_timeout_seconds;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (*end != '\0' || !(value >= 0.0) || value > 1e9)
+    throw Error(operation, "MPIDIST_TIMEOUT must be a number of seconds >= 0, got '" + text + "'");
+  return value;
+}
+
+// "MPIDIST_TIMEOUT differs: rank 0 has '5', rank 1 has (unset)" for every variable that differs.
+std::string describe_disagreement(MPI_Comm comm, const std::vector<Variable>& mine) {
+  std::string joined;
+  for (const auto& v : mine) joined += v.text + '\n';
+  const auto all = all_gather_text(comm, joined);
+  std::string text = "ranks disagree on job-wide settings (set them alike on every rank):";
+  for (std::size_t i = 0; i < mine.size(); ++i) {
+    std::vector<std::string> values;
+    bool differs = false;
+    for (const auto& rank_text : all) {
+      std::size_t at = 0;
+      for (std::size_t k = 0; k < i; ++k) at = rank_text.find('\n', at) + 1;
+      values.push_back(rank_text.substr(at, rank_text.find('\n', at) - at));
+      differs |= values.back() != values.front();
+    }
+    if (!differs) continue;
+    text += std::string(" ") + mine[i].name + ":";
+    for (std::size_t r = 0; r < values.size(); ++r)
+      text += (r ? ", rank " : " rank ") + std::to_string(r) + " has " + (values[r].empty() ? "(unset)" : "'" + values[r] + "'");
+    text += ";";
+  }
+  text.pop_back();
+  return text;
+}
+
+}  // namespace
+
+Settings agree_on_settings(MPI_Comm comm) {
+  const std::vector<Variable> mine{{"MPIDIST_VALIDATE", read("MPIDIST_VALIDATE")},
+                                   {"MPIDIST_BACKEND", read("MPIDIST_BACKEND")},
+                                   {"MPIDIST_TIMEOUT", read("MPIDIST_TIMEOUT")}};
+  Settings settings;
+  std::optional<bool> validate;
+  agree_on_outcome(comm, operation, capture([&] {
+                     validate = parse_validate(mine[0].text);
+                     settings.backend = parse_backend(mine[1].text);
+                     settings.timeout_seconds = parse_timeout(mine[2].text);
+                   }));
+  std::string joined;
+  for (const auto& v : mine) joined += v.text + '\n';
+  if (!extremes_across_ranks(comm, fnv1a(joined)).same()) throw Error(operation, describe_disagreement(comm, mine));
+  // Auto: check where any rank has a GPU. A mismatch would hang NCCL, and the check is cheap beside
+  // a kernel launch; a CPU-only job keeps MPI's own contract (the check doubles a small call's
+  // latency there). Decided for the whole job: ranks that disagree on checking would hang each other.
+  if (validate) {
+    settings.validate = *validate;
+  } else {
+    int any_device = cuda_device_count() > 0 ? 1 : 0;
+    MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &any_device, 1, MPI_INT, MPI_MAX, comm));
+    settings.validate = any_device != 0;
+  }
+  return settings;
+}
+
+const Settings& settings(const char* operation_name) { return context(operation_name).settings; }
+
+}  // namespace mpidist::detail

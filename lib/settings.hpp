@@ -1,0 +1,36 @@
+// Job-wide settings: read once at initialization from the environment and agreed by every rank,
+// so no rank ever takes a decision (check the call, pick NCCL, give up waiting) another rank does
+// not take. Internal.
+#pragma once
+
+#include <mpi.h>
+
+#include <optional>
+#include <string>
+
+#include "mpidist/collectives.hpp"
+
+namespace mpidist::detail {
+
+/// Default MPIDIST_TIMEOUT in seconds: PyTorch's default for NCCL process groups (10 minutes).
+inline constexpr double default_timeout_seconds = 600.0;
+
+struct Settings {
+  /// MPIDIST_VALIDATE: the cross-rank argument check before every tensor collective. "auto"
+  /// (unset) resolves to on when any rank of the job has a CUDA device.
+  bool validate = false;
+  /// MPIDIST_BACKEND for device memory: mpi or nccl; nullopt is auto.
+  std::optional<Backend> backend;
+  /// MPIDIST_TIMEOUT: how long a blocking wait lasts before it raises Error; 0 waits forever.
+  double timeout_seconds = default_timeout_seconds;
+};
+
+/// Collective over `comm`: parses the variables on every rank, then checks that all ranks hold the
+/// same values. A malformed value on any rank, or ranks that disagree, is the same Error on every
+/// rank, naming each rank's value.
+Settings agree_on_settings(MPI_Comm comm);
+
+/// The settings of the running job (Error before initialization).
+const Settings& settings(const char* operation);
+
+}  // namespace mpidist::detail
