@@ -59,7 +59,7 @@ void agree_on_outcome(MPI_Comm comm, const char* operation, std::exception_ptr l
 }
 
 void agree_on_outcome(Group& group, const char* operation, std::exception_ptr local) {
-  if (MainProcessContext::depth() > 0 || group.topology.size == 1) {
+  if (MainProcessContext::depth() > 0) {
     if (local) std::rethrow_exception(local);
     return;
   }
@@ -73,6 +73,8 @@ void agree_on_outcome(const Communicator& comm, const char* operation, std::exce
 void agree_on_outcome(const char* operation, std::exception_ptr local) {
   agree_on_outcome(world_group(operation), operation, local);
 }
+
+int rank_in(const Communicator& comm, const char* operation) { return group_of(comm, operation).topology.rank; }
 
 void check_rank(const Communicator& comm, const char* operation, int rank, bool local) {
   const auto& t = group_of(comm, operation).topology;

@@ -100,8 +100,9 @@ TEST_F(CollectiveErrors, BackendsAreReported) {
   const auto chosen = mpidist::backend();
   EXPECT_NE(std::find(names.begin(), names.end(), chosen), names.end()) << chosen;
   // MPIDIST_BACKEND is read once, at initialization (test_settings covers its values).
-  if (const char* forced = std::getenv("MPIDIST_BACKEND"); forced != nullptr && std::string(forced) == "mpi")
+  if (const char* forced = std::getenv("MPIDIST_BACKEND"); forced != nullptr && std::string(forced) == "mpi") {
     EXPECT_NE(chosen, "nccl");
+  }
   EXPECT_EQ(mpidist::to_string(mpidist::Backend::CudaAwareMpi), "cuda-aware-mpi");
   const auto where = mpidist::device();
   EXPECT_EQ(where.is_cuda, mpidist::device().is_cuda);

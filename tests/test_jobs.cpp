@@ -128,4 +128,31 @@ TEST(JobTest, MpidistInfoRejectsUnknownArguments) {
   EXPECT_NE(result.output.find("unknown argument '--bogus'"), std::string::npos) << result.output;
 }
 
+// MPIDIST_VALIDATE, MPIDIST_BACKEND and MPIDIST_TIMEOUT are read once, at initialization, and
+// agreed by all ranks: a disagreement, or a malformed value on one rank, fails every rank there
+// with a message naming each rank's value, instead of a hang later.
+TEST(JobTest, RanksThatDisagreeOnSettingsFailAtInitialization) {
+  const std::string info = program("MPIDIST_INFO");
+  const auto result = run_command(mpiexec_prefix(1) + "-x MPIDIST_TIMEOUT=5 " + info + " : -n 1 -x MPIDIST_TIMEOUT=9 " +
+                                      info + " : -n 1 " + info, 60);
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.exit_code, 124) << "the job hung:\n" << result.output;
+  EXPECT_NE(result.output.find("ranks disagree on job-wide settings"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("MPIDIST_TIMEOUT: rank 0 has '5', rank 1 has '9', rank 2 has (unset)"),
+            std::string::npos)
+      << result.output;
+}
+
+TEST(JobTest, MalformedSettingOnOneRankFailsEveryRank) {
+  const std::string info = program("MPIDIST_INFO");
+  for (const std::string setting : {"MPIDIST_BACKEND=gloo", "MPIDIST_TIMEOUT=soon", "MPIDIST_VALIDATE=maybe"}) {
+    const auto result = run_command(mpiexec_prefix(1) + info + " : -n 1 -x " + setting + " " + info, 60);
+    EXPECT_NE(result.exit_code, 0) << result.output;
+    EXPECT_NE(result.exit_code, 124) << "the job hung:\n" << result.output;
+    const std::string name = setting.substr(0, setting.find('='));
+    EXPECT_NE(result.output.find("initialize: rank 1 failed: "), std::string::npos) << result.output;
+    EXPECT_NE(result.output.find(name), std::string::npos) << result.output;
+  }
+}
+
 }  // namespace

@@ -66,6 +66,9 @@ std::exception_ptr capture(F&& fn) noexcept {
 /// type"), cut to a few KiB so one message carries it.
 std::string describe_exception(const std::exception_ptr& error);
 
+/// This rank in `comm`; Error naming `operation` for a null or finalized communicator.
+int rank_in(const Communicator& comm, const char* operation);
+
 /// Throws Error when `rank` is not in [0, size) of the group (or of its ranks on this node).
 void check_rank(const Communicator& comm, const char* operation, int rank, bool local = false);
 
@@ -95,7 +98,7 @@ struct NoPostFunction {
 /// `post_func` anywhere) is rethrown as mpidist::Error on every rank, so nobody is left waiting.
 template <detail::Callable F, class P = NoPostFunction>
 void run_on_main(const Communicator& comm, F&& func, P&& post_func = {}, bool run_post_on_main = false) {
-  const bool main = comm.is_main_process();
+  const bool main = detail::rank_in(comm, "run_on_main") == 0;
   std::exception_ptr failure;
   if (main) {
     MainProcessContext main_only;
@@ -119,7 +122,8 @@ template <class F>
 auto main_process_only(Communicator comm, F f) {
   return [comm = std::move(comm), f = std::move(f)](auto&&... args) mutable {
     MainProcessContext main_only;
-    return detail::call_on_rank(comm.is_main_process(), f, std::forward<decltype(args)>(args)...);
+    return detail::call_on_rank(detail::rank_in(comm, "main_process_only") == 0, f,
+                                std::forward<decltype(args)>(args)...);
   };
 }
 template <class F>
@@ -190,7 +194,7 @@ auto zero_only(F&& fn) {
 template <detail::Callable F>
 auto zero_only(const Communicator& comm, F&& fn) {
   MainProcessContext main_only;
-  return detail::call_on_rank(comm.is_main_process(), fn);
+  return detail::call_on_rank(detail::rank_in(comm, "zero_only") == 0, fn);
 }
 
 /// ignite `one_rank_only(rank, with_barrier)`: a decorator. `one_rank_only(1, true)(f)` returns a
@@ -208,7 +212,7 @@ class one_rank_only {
   template <class F>
   auto operator()(F f) const {
     return [f = std::move(f), comm = comm_, rank = rank_, with_barrier = with_barrier_](auto&&... args) mutable {
-      const bool here = comm.rank() == rank;
+      const bool here = detail::rank_in(comm, "one_rank_only") == rank;
       using R = std::invoke_result_t<F&, decltype(args)...>;
       if (!with_barrier) return detail::call_on_rank(here, f, std::forward<decltype(args)>(args)...);
       std::exception_ptr failure;

@@ -2,6 +2,8 @@
 // (a rank that never joins, two ranks on one GPU). Prints "PROBE rank R: ..." lines.
 //   tensor_probe timeout    the last rank skips the second all_reduce; the others must get an Error
 //   tensor_probe duplicate  run with every rank on one GPU; every rank must get the Error
+//   tensor_probe mixed      some ranks see a GPU, some do not; rank 1 passes a wrong count to a
+//                           host all_reduce: every rank must get the Error (the job agreed to check)
 #include <unistd.h>
 
 #include <chrono>
@@ -55,6 +57,21 @@ int duplicate_probe() {
   return 0;
 }
 
+int mixed_probe() {
+  say("device " + mpidist::device().str());
+  std::vector<float> values(mpidist::rank() == 1 ? 9 : 8, 1.0f);
+  try {
+    mpidist::all_reduce(std::span(values));
+    say("mismatched all_reduce returned without an error");
+  } catch (const mpidist::Error& e) {
+    say(std::string("caught: ") + e.what());
+  }
+  std::vector<float> fine(8, 1.0f);
+  mpidist::all_reduce(std::span(fine));
+  say("all_reduce gave " + std::to_string(static_cast<int>(fine[0])));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -62,6 +79,7 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "timeout") return timeout_probe();
   if (mode == "duplicate") return duplicate_probe();
-  std::fprintf(stderr, "usage: tensor_probe timeout|duplicate\n");
+  if (mode == "mixed") return mixed_probe();
+  std::fprintf(stderr, "usage: tensor_probe timeout|duplicate|mixed\n");
   return 2;
 }
