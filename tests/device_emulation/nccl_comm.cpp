@@ -1,11 +1,15 @@
-// Emulated NCCL: unique ids, communicator creation (checked across all ranks), teardown, errors.
+// Emulated NCCL: unique ids, communicator creation (checked across its members), teardown, errors.
 //
-// ncclCommInitRank is checked collectively: every process of MPI_COMM_WORLD exchanges what it was
-// given (id, rank, nranks, device, host, GPU UUID), and all of them apply the same checks to the
-// same table, so a mismatch fails on every rank with the same message instead of hanging.
+// ncclCommInitRank is checked collectively: the joiners exchange what they were given (id, rank,
+// nranks, device, host, GPU UUID), and all of them apply the same checks to the same table, so a
+// mismatch fails on every member with the same message instead of hanging. A communicator as
+// large as MPI_COMM_WORLD exchanges over MPI_COMM_WORLD (which also catches ids that differ); a
+// smaller one, called by its members only, meets at the id's file rendezvous (nccl_rendezvous.cpp)
+// and then creates its MPI communicator with MPI_Comm_create_group, collective over the members.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <sstream>
 
@@ -25,18 +29,6 @@ std::vector<std::unique_ptr<ncclComm>>& comms() {
   return *all;
 }
 
-/// What one process brings to ncclCommInitRank.
-struct Joiner {
-  ncclUniqueId id;
-  int rank;
-  int nranks;
-  int device;
-  int device_set;
-  int bad_arguments;  ///< a local mistake (null comm pointer, bad config): everyone fails, nobody hangs
-  cudaUUID_t uuid;
-  char host[256];
-};
-
 std::string id_text(const ncclUniqueId& id) {
   char text[40];
   std::snprintf(text, sizeof text, "%02x%02x%02x%02x%02x%02x", static_cast<unsigned char>(id.internal[16]),
@@ -46,51 +38,82 @@ std::string id_text(const ncclUniqueId& id) {
   return std::memcmp(id.internal, kIdMagic, sizeof kIdMagic) == 0 ? text : "(not from ncclGetUniqueId)";
 }
 
-// The checks, in the order NCCL users usually get them wrong. Returns "" when all pass.
+// The checks, in the order NCCL users usually get them wrong, over the joiners ordered by world
+// rank. Returns "" when all pass.
 std::string check_joiners(const std::vector<Joiner>& all, ncclResult_t* result) {
-  const int world = static_cast<int>(all.size());
+  const int joined = static_cast<int>(all.size());
   *result = ncclInvalidArgument;
-  for (int w = 0; w < world; ++w) {
-    const Joiner& j = all[static_cast<std::size_t>(w)];
+  for (const Joiner& j : all) {
+    const std::string process = "process " + std::to_string(j.world_rank);
     if (j.bad_arguments != 0)
-      return "process " + std::to_string(w) +
-             (j.bad_arguments == 1 ? " passed a null comm pointer" : " passed a config not set from NCCL_CONFIG_INITIALIZER");
+      return process + (j.bad_arguments == 1 ? " passed a null comm pointer" : " passed a config not set from NCCL_CONFIG_INITIALIZER");
     if (std::memcmp(j.id.internal, kIdMagic, sizeof kIdMagic) != 0)
-      return "process " + std::to_string(w) + " passed an id that ncclGetUniqueId did not produce (not broadcast?)";
+      return process + " passed an id that ncclGetUniqueId did not produce (not broadcast?)";
     if (std::memcmp(&j.id, &all[0].id, sizeof j.id) != 0)
-      return "processes disagree on the unique id: process 0 has " + id_text(all[0].id) + ", process " +
-             std::to_string(w) + " has " + id_text(j.id);
-    if (j.nranks != world)
-      return "process " + std::to_string(w) + " passed nranks " + std::to_string(j.nranks) + " but " +
-             std::to_string(world) + " processes joined (the emulation needs a communicator spanning MPI_COMM_WORLD)";
+      return "processes disagree on the unique id: process " + std::to_string(all[0].world_rank) + " has " +
+             id_text(all[0].id) + ", " + process + " has " + id_text(j.id);
+    if (j.nranks != joined)
+      return process + " passed nranks " + std::to_string(j.nranks) + " but " + std::to_string(joined) +
+             " processes joined with this id";
     if (j.rank < 0 || j.rank >= j.nranks)
-      return "process " + std::to_string(w) + " passed rank " + std::to_string(j.rank) + " outside [0, " +
-             std::to_string(j.nranks) + ")";
+      return process + " passed rank " + std::to_string(j.rank) + " outside [0, " + std::to_string(j.nranks) + ")";
   }
-  for (int a = 0; a < world; ++a) {
-    for (int b = a + 1; b < world; ++b) {
-      if (all[static_cast<std::size_t>(a)].rank == all[static_cast<std::size_t>(b)].rank)
-        return "processes " + std::to_string(a) + " and " + std::to_string(b) + " both passed rank " +
-               std::to_string(all[static_cast<std::size_t>(a)].rank);
+  for (std::size_t a = 0; a < all.size(); ++a) {
+    for (std::size_t b = a + 1; b < all.size(); ++b) {
+      if (all[a].rank == all[b].rank)
+        return "processes " + std::to_string(all[a].world_rank) + " and " + std::to_string(all[b].world_rank) +
+               " both passed rank " + std::to_string(all[a].rank);
     }
   }
   *result = ncclInvalidUsage;
-  for (int w = 0; w < world; ++w) {
-    if (all[static_cast<std::size_t>(w)].device_set == 0)
-      return "rank " + std::to_string(all[static_cast<std::size_t>(w)].rank) +
-             " never called cudaSetDevice before ncclCommInitRank";
+  for (const Joiner& j : all) {
+    if (j.device_set == 0) return "rank " + std::to_string(j.rank) + " never called cudaSetDevice before ncclCommInitRank";
   }
+  // Per communicator, as in NCCL: one process may use its GPU in several communicators.
   if (config().allow_shared_device) return "";
-  for (int a = 0; a < world; ++a) {
-    for (int b = a + 1; b < world; ++b) {
-      const Joiner& x = all[static_cast<std::size_t>(a)];
-      const Joiner& y = all[static_cast<std::size_t>(b)];
+  for (std::size_t a = 0; a < all.size(); ++a) {
+    for (std::size_t b = a + 1; b < all.size(); ++b) {
+      const Joiner& x = all[a];
+      const Joiner& y = all[b];
       if (std::strcmp(x.host, y.host) == 0 && std::memcmp(&x.uuid, &y.uuid, sizeof x.uuid) == 0)
         return "Duplicate GPU detected: rank " + std::to_string(x.rank) + " and rank " + std::to_string(y.rank) +
                " both on CUDA device " + std::to_string(y.device) + " (same UUID) of host " + x.host;
     }
   }
   return "";
+}
+
+// A communicator spanning MPI_COMM_WORLD (nranks >= world size: a larger nranks is a mistake the
+// whole world should report): every process takes part, so the joiners are exchanged over MPI
+// itself, which also catches ids that were never broadcast. Returns the table by world rank.
+std::vector<Joiner> exchange_over_world(const Joiner& mine, MPI_Comm* scratch, const char* call) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  const std::string what = std::string(call) + " with nranks " + std::to_string(mine.nranks) + " (the world size or more)";
+  MPI_Comm_idup(MPI_COMM_WORLD, scratch, &request);
+  wait_request(&request, what);
+  int world = 0;
+  MPI_Comm_size(*scratch, &world);
+  std::vector<Joiner> all(static_cast<std::size_t>(world));
+  MPI_Iallgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, *scratch, &request);
+  wait_request(&request, what);
+  return all;
+}
+
+// The members' MPI communicator over MPI_COMM_WORLD, collective over the members only, with the
+// world ranks ordered by NCCL rank so that MPI rank == NCCL rank.
+MPI_Comm members_communicator(const std::vector<Joiner>& all) {
+  std::vector<int> world_ranks(all.size());
+  for (const Joiner& j : all) world_ranks[static_cast<std::size_t>(j.rank)] = j.world_rank;
+  MPI_Group world_group = MPI_GROUP_NULL, members = MPI_GROUP_NULL;
+  MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  MPI_Group_incl(world_group, static_cast<int>(world_ranks.size()), world_ranks.data(), &members);
+  // A tag from the id keeps creations over overlapping groups apart (any value <= 32767 is valid).
+  const int tag = static_cast<int>(std::hash<std::string>{}(id_token(all[0].id)) & 0x7fff);
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm_create_group(MPI_COMM_WORLD, members, tag, &comm);
+  MPI_Group_free(&members);
+  MPI_Group_free(&world_group);
+  return comm;
 }
 
 ncclResult_t init(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank, bool bad_config, const char* call) {
@@ -101,6 +124,7 @@ ncclResult_t init(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank,
     return nccl_fail(ncclSystemError, std::string(call) + ": the emulation needs MPI to be initialized (it is its transport)");
   if (out != nullptr) *out = nullptr;
   Joiner mine{};
+  MPI_Comm_rank(MPI_COMM_WORLD, &mine.world_rank);
   mine.bad_arguments = out == nullptr ? 1 : (bad_config ? 2 : 0);
   mine.id = id;
   mine.rank = rank;
@@ -110,27 +134,33 @@ ncclResult_t init(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank,
   mine.uuid = device_uuid(mine.device);
   std::snprintf(mine.host, sizeof mine.host, "%s", host_identity().c_str());
 
-  MPI_Comm scratch = MPI_COMM_NULL;
-  MPI_Comm_dup(MPI_COMM_WORLD, &scratch);
   int world = 0;
-  MPI_Comm_size(scratch, &world);
-  std::vector<Joiner> all(static_cast<std::size_t>(world));
-  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, scratch);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  const bool whole_world = nranks >= world;
+  // Without the token there is no rendezvous to meet the others at: this process fails alone.
+  if (!whole_world && std::memcmp(id.internal, kIdMagic, sizeof kIdMagic) != 0)
+    return nccl_fail(ncclInvalidArgument, std::string(call) + ": process " + std::to_string(mine.world_rank) +
+                                              " passed an id that ncclGetUniqueId did not produce (not broadcast?)");
+  MPI_Comm scratch = MPI_COMM_NULL;
+  const std::vector<Joiner> all = whole_world ? exchange_over_world(mine, &scratch, call) : rendezvous(mine, call);
   ncclResult_t result = ncclSuccess;
   const std::string problem = check_joiners(all, &result);
   if (!problem.empty()) {
-    MPI_Comm_free(&scratch);
+    if (scratch != MPI_COMM_NULL) MPI_Comm_free(&scratch);
     return nccl_fail(result, std::string(call) + ": " + problem);
   }
   auto comm = std::make_unique<ncclComm>();
   comm->rank = rank;
   comm->nranks = nranks;
   comm->device = mine.device;
-  MPI_Comm_split(scratch, 0, rank, &comm->mpi);
-  MPI_Comm_free(&scratch);
-  Lock hold(big_lock());
-  *out = comm.get();
-  comms().push_back(std::move(comm));
+  if (whole_world) {
+    MPI_Comm_split(scratch, 0, rank, &comm->mpi);
+    MPI_Comm_free(&scratch);
+  } else {
+    comm->mpi = members_communicator(all);
+  }
+  MPI_Comm_dup(comm->mpi, &comm->control);
+  *out = adopt(std::move(comm));
   return ncclSuccess;
 }
 
@@ -165,6 +195,12 @@ ncclResult_t nccl_fail(ncclResult_t result, const std::string& message) {
 }
 
 ncclResult_t check_comm(ncclComm_t comm, const char* call) { return check_known(comm, call, false); }
+
+ncclComm_t adopt(std::unique_ptr<ncclComm> comm) {
+  Lock hold(big_lock());
+  comms().push_back(std::move(comm));
+  return comms().back().get();
+}
 
 }  // namespace mpidist_emu
 
@@ -216,6 +252,7 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   Lock hold(big_lock());
   int finalized = 0;
   MPI_Finalized(&finalized);
+  if (!finalized) MPI_Comm_free(&comm->control);  // never used by queued operations
   if (!finalized && !comm->abandoned_requests) MPI_Comm_free(&comm->mpi);
   comm->state = ncclComm::State::Destroyed;
   return ncclSuccess;

@@ -18,7 +18,8 @@ struct ncclComm {
   int rank = 0;
   int nranks = 0;
   int device = 0;
-  MPI_Comm mpi = MPI_COMM_NULL;  ///< world split so that MPI rank == NCCL rank
+  MPI_Comm mpi = MPI_COMM_NULL;      ///< the members, MPI rank == NCCL rank: the operations' requests
+  MPI_Comm control = MPI_COMM_NULL;  ///< a duplicate for ncclCommSplit, so it never matches queued operations
   State state = State::Ready;
   std::uint64_t queued = 0;   ///< operations handed out (sequence numbers)
   std::uint64_t started = 0;  ///< operations whose MPI request is posted, in sequence order
@@ -26,6 +27,31 @@ struct ncclComm {
 };
 
 namespace mpidist_emu {
+
+/// What one process brings to ncclCommInitRank; all members check the same table of these.
+struct Joiner {
+  ncclUniqueId id;
+  int world_rank;
+  int rank;
+  int nranks;
+  int device;
+  int device_set;
+  int bad_arguments;  ///< a local mistake (null comm pointer, bad config): everyone fails, nobody hangs
+  cudaUUID_t uuid;
+  char host[256];
+};
+
+/// The joiners of a communicator smaller than MPI_COMM_WORLD, ordered by world rank, found through
+/// files named after the id's token (nccl_rendezvous.cpp). Blocks until as many joiners as the
+/// smallest plausible nranks among them arrived; aborts after MPIDIST_EMU_HANG_SECONDS.
+std::vector<Joiner> rendezvous(const Joiner& mine, const char* call);
+/// The id's random part as hex, naming its rendezvous ("" for an id not made by ncclGetUniqueId).
+std::string id_token(const ncclUniqueId& id);
+/// MPI_Wait that gives up: after MPIDIST_EMU_HANG_SECONDS it prints `what` and aborts, as the
+/// emulation's other blocking waits do (a process that never joins must not hang the job).
+void wait_request(MPI_Request* request, const std::string& what);
+/// Registers a new communicator, making its handle valid.
+ncclComm_t adopt(std::unique_ptr<ncclComm> comm);
 
 /// Records `message` for ncclGetLastError, prints it, and returns `result`.
 ncclResult_t nccl_fail(ncclResult_t result, const std::string& message);

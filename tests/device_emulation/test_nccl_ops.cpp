@@ -76,6 +76,36 @@ TEST_F(EmuNcclOps, AllReduceEveryTypeAndOp) {
   check_all_reduce<double>(s, ncclFloat64);
 }
 
+// Unsigned values with the top bit set must not be treated as signed (max, min), and averages
+// of large values must not go through a narrower or signed type.
+TEST_F(EmuNcclOps, UnsignedTypesKeepTheirHighValues) {
+  CommSetup s;
+  ASSERT_NE(s.comm, nullptr);
+  const auto r = static_cast<std::uint64_t>(s.rank);
+  const auto n = static_cast<std::uint64_t>(s.size);
+  std::uint32_t* u32 = s.upload(std::vector<std::uint32_t>{0x80000000u + static_cast<std::uint32_t>(r), 0x20000000u + static_cast<std::uint32_t>(r)});
+  std::uint32_t* u32_max = s.upload(std::vector<std::uint32_t>(2, 0));
+  std::uint32_t* u32_avg = s.upload(std::vector<std::uint32_t>(2, 0));
+  std::uint64_t* u64 = s.upload(std::vector<std::uint64_t>{(1ull << 63) + r, (1ull << 60) + r});
+  std::uint64_t* u64_min = s.upload(std::vector<std::uint64_t>(2, 0));
+  std::uint64_t* u64_avg = s.upload(std::vector<std::uint64_t>(2, 0));
+  std::uint64_t* gathered = s.upload(std::vector<std::uint64_t>(2 * n, 0));
+  ASSERT_EQ(ncclAllReduce(u32, u32_max, 2, ncclUint32, ncclMax, s.comm, s.stream), ncclSuccess);
+  ASSERT_EQ(ncclAllReduce(u32 + 1, u32_avg, 1, ncclUint32, ncclAvg, s.comm, s.stream), ncclSuccess);
+  ASSERT_EQ(ncclAllReduce(u64, u64_min, 2, ncclUint64, ncclMin, s.comm, s.stream), ncclSuccess);
+  ASSERT_EQ(ncclAllReduce(u64 + 1, u64_avg, 1, ncclUint64, ncclAvg, s.comm, s.stream), ncclSuccess);
+  ASSERT_EQ(ncclAllGather(u64, gathered, 2, ncclUint64, s.comm, s.stream), ncclSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(s.stream), cudaSuccess);
+  const auto m32 = s.download(u32_max, 2);
+  EXPECT_EQ(m32[0], 0x80000000u + static_cast<std::uint32_t>(n - 1));
+  EXPECT_EQ(m32[1], 0x20000000u + static_cast<std::uint32_t>(n - 1));
+  EXPECT_EQ(s.download(u32_avg, 1)[0], 0x20000000u + static_cast<std::uint32_t>((n - 1) / 2)) << "truncating average";
+  EXPECT_EQ(s.download(u64_min, 2), (std::vector<std::uint64_t>{1ull << 63, 1ull << 60}));
+  EXPECT_EQ(s.download(u64_avg, 1)[0], (1ull << 60) + (n - 1) / 2);
+  const auto g = s.download(gathered, 2 * n);
+  for (std::uint64_t p = 0; p < n; ++p) EXPECT_EQ(g[2 * p], (1ull << 63) + p);
+}
+
 TEST_F(EmuNcclOps, HalfTypesAccumulateInFloat) {
   CommSetup s;
   ASSERT_NE(s.comm, nullptr);
