@@ -143,7 +143,9 @@ void print_compare(std::ostream& out, const std::string& path, const RunInfo& in
   // Files from before --group have no "group" field: their rows ran in the world.
   const double old_ranks = old.at("ranks").as_number();
   const auto group_of = [&](const JsonValue& row) { return row.has("group") ? row.at("group").as_number() : old_ranks; };
+  int shown_group = info.ranks;  // a --group run's sizes repeat per group: open each section
   for (const Result& r : results) {
+    if (r.group != shown_group) out << "# group " << (shown_group = r.group) << "\n";
     for (const JsonValue& row : old.at("results").as_array()) {
       if (static_cast<std::size_t>(row.at("bytes").as_number()) != r.bytes || group_of(row) != r.group) continue;
       const double t0 = row.at("time_us").as_number(), b0 = row.at("busbw").as_number();
