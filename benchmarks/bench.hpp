@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mpidist/communicator.hpp"
 #include "mpidist/reduce_op.hpp"
 #include "mpidist/tensor.hpp"
 
@@ -37,6 +38,7 @@ struct Options {
   std::string json_path;                  ///< --json FILE
   std::string csv_path;                   ///< --csv FILE
   std::string compare_path;               ///< --compare FILE.json
+  std::vector<int> groups;                ///< --group N[,N...]: ranks per group; empty = the world
 };
 
 /// Parses argv; prints usage and returns nullopt after -h, throws std::invalid_argument (with a
@@ -59,12 +61,17 @@ struct Counts {
   std::size_t bytes = 0;  ///< the "size" column: the bytes the size step really moves
 };
 
-/// Everything an op's hooks need for one size step.
+/// Everything an op's hooks need for one size step. The op runs inside `comm`: rank, nranks,
+/// roots, the data pattern and the bus factor are the group's; every group does the same work.
 struct Run {
   const Options* options = nullptr;
-  MPI_Comm raw_comm = MPI_COMM_NULL;  ///< a plain duplicate of MPI_COMM_WORLD for the raw calls
-  int rank = 0;
-  int nranks = 1;
+  mpidist::Communicator comm;         ///< the group mpidist's calls take (world() without --group)
+  MPI_Comm raw_comm = MPI_COMM_NULL;  ///< a plain duplicate of comm.native() for the raw calls
+  /// A duplicate of MPI_COMM_WORLD: the barrier before each timed call and the sums and maxima
+  /// over all groups (so every group starts each iteration together, and a row is the slowest).
+  MPI_Comm sync_comm = MPI_COMM_NULL;
+  int rank = 0;    ///< within comm
+  int nranks = 1;  ///< comm's size
   Counts counts;
   mpidist::DataType dtype = mpidist::DataType::Float32;
   mpidist::ReduceOp redop = mpidist::ReduceOp::Sum;
@@ -100,7 +107,7 @@ struct OpHooks {
   enum class InPlace { Same, SendInRecv, RecvInSend } in_place = InPlace::Same;
   /// Element counts for a requested byte size (rounded down to what the op can split evenly).
   Counts (*counts)(std::size_t bytes, std::size_t elem_size, int nranks) = nullptr;
-  /// busbw = algbw × factor (nccl-tests' getBw).
+  /// busbw = algbw × factor (nccl-tests' getBw), n = the group's size.
   double (*bus_factor)(int nranks) = nullptr;
   /// Fills the host send buffer (and the receive buffer, in place) with this rank's pattern.
   void (*init)(Run& run) = nullptr;
@@ -125,6 +132,7 @@ struct Timing {
 
 /// One row of the table and of the JSON "results".
 struct Result {
+  int group = 1;  ///< ranks per group (the world size without --group)
   std::size_t bytes = 0;
   std::size_t count = 0;
   Timing mpidist;

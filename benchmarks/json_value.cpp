@@ -122,6 +122,13 @@ const JsonValue& JsonValue::at(std::string_view key) const {
   throw std::runtime_error("JSON: missing field '" + std::string(key) + "'");
 }
 
+bool JsonValue::has(std::string_view key) const {
+  if (kind_ != Kind::Object) return false;
+  for (const auto& field : object_)
+    if (field.first == key) return true;
+  return false;
+}
+
 double JsonValue::as_number() const {
   if (kind_ != Kind::Number) throw std::runtime_error("JSON: expected a number");
   return number_;

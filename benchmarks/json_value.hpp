@@ -24,6 +24,8 @@ class JsonValue {
   static JsonValue make_object(Object v) { JsonValue j; j.kind_ = Kind::Object; j.object_ = std::move(v); return j; }
 
   const JsonValue& at(std::string_view key) const;
+  /// True when this is an object with field `key`.
+  bool has(std::string_view key) const;
   double as_number() const;
   const std::string& as_string() const;
   const Array& as_array() const;

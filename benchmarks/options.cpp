@@ -1,5 +1,6 @@
 // Command line of mpidist-bench: nccl-tests' flags (-b -e -f -n -w -c -o -d -r) plus the
-// backend, in-place and output flags.
+// backend, in-place, group and output flags.
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <stdexcept>
@@ -56,7 +57,15 @@ bool apply_valued(Options& o, std::string_view flag, const std::string& v) {
   } else if (flag == "--json") o.json_path = v;
   else if (flag == "--csv") o.csv_path = v;
   else if (flag == "--compare") o.compare_path = v;
-  else return false;
+  else if (flag == "--group") {
+    // "2" or "1,2,4": one table section per group size, in the order given.
+    o.groups.clear();
+    for (std::size_t start = 0; start <= v.size();) {
+      const std::size_t comma = std::min(v.find(',', start), v.size());
+      o.groups.push_back(static_cast<int>(parse_int(flag, v.substr(start, comma - start), 1)));
+      start = comma + 1;
+    }
+  } else return false;
   return true;
 }
 
@@ -81,6 +90,8 @@ std::string usage() {
          "  --in-place / --out-of-place   (default out of place; broadcast is always in place)\n"
          "  --json FILE  --csv FILE       write the results (rank 0)\n"
          "  --compare FILE.json           print the change against an earlier --json run\n"
+         "  --group N[,N...]  run inside groups of N consecutive ranks (mpidist::new_subgroups(N); N must\n"
+         "            divide the rank count), raw MPI on the same split; one section per N (default: world)\n"
          "Time is the median over iterations of the slowest rank (barrier before each iteration); raw\n"
          "MPI (and raw NCCL with --backend nccl) runs interleaved with mpidist; ratio = mpidist/raw.\n";
 }

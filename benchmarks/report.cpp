@@ -51,6 +51,13 @@ void print_header(std::ostream& out, const RunInfo& info, const Options& o, bool
   out.flush();
 }
 
+void print_group(std::ostream& out, int group, int ngroups) {
+  out << "# group " << group << ": " << ngroups << (ngroups == 1 ? " group" : " groups") << " of " << group
+      << (group == 1 ? " rank" : " ranks") << " (mpidist::new_subgroups(" << group
+      << ")), raw side on the same split, busbw with n = " << group << "\n";
+  out.flush();
+}
+
 void print_row(std::ostream& out, const OpHooks& op, const RunInfo& info, const Options& o, const Result& r) {
   const double raw = r.raw_time_us();
   out << fmt("  %12zu %12zu %8s %6s %4d %10s %11.3f %11.3f %7zu %10s %10s %10s %7.3f %+9.2f\n", r.bytes, r.count,
@@ -87,8 +94,9 @@ std::string to_json(const RunInfo& info, const std::vector<Result>& results) {
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
     j << (i ? ",\n  " : "\n  ")
-      << fmt("{\"bytes\": %zu, \"count\": %zu, \"time_us\": %.4f, \"time_min_us\": %.4f, \"time_max_us\": %.4f, ",
-             r.bytes, r.count, r.mpidist.median_us, r.mpidist.min_us, r.mpidist.max_us)
+      << fmt("{\"group\": %d, \"bytes\": %zu, \"count\": %zu, \"time_us\": %.4f, \"time_min_us\": %.4f, "
+             "\"time_max_us\": %.4f, ",
+             r.group, r.bytes, r.count, r.mpidist.median_us, r.mpidist.min_us, r.mpidist.max_us)
       << fmt("\"algbw\": %.6f, \"busbw\": %.6f, \"wrong\": %zu, \"raw_time_us\": %.4f, \"ratio\": %.5f}", r.algbw,
              r.busbw, r.wrong, r.raw_time_us(), r.ratio());
   }
@@ -98,11 +106,11 @@ std::string to_json(const RunInfo& info, const std::vector<Result>& results) {
 
 std::string to_csv(const RunInfo& info, const std::vector<Result>& results) {
   std::ostringstream c;
-  c << "op,ranks,nodes,backend,dtype,redop,bytes,count,time_us,time_min_us,time_max_us,algbw,busbw,wrong,"
+  c << "op,ranks,nodes,backend,dtype,redop,group,bytes,count,time_us,time_min_us,time_max_us,algbw,busbw,wrong,"
        "raw_time_us,ratio\n";
   for (const Result& r : results)
     c << info.op << ',' << info.ranks << ',' << info.nodes << ',' << info.backend << ',' << info.dtype << ','
-      << info.redop << ','
+      << info.redop << ',' << r.group << ','
       << fmt("%zu,%zu,%.4f,%.4f,%.4f,%.6f,%.6f,%zu,%.4f,%.5f\n", r.bytes, r.count, r.mpidist.median_us,
              r.mpidist.min_us, r.mpidist.max_us, r.algbw, r.busbw, r.wrong, r.raw_time_us(), r.ratio());
   return c.str();
@@ -132,9 +140,14 @@ void print_compare(std::ostream& out, const std::string& path, const RunInfo& in
   out << "# compare with " << path << " (" << old.at("date").as_string() << "): change = new/old - 1\n"
       << fmt("# %12s %12s %12s %8s %11s %11s %8s\n", "size", "old(us)", "new(us)", "time", "old busbw", "new busbw",
              "busbw");
+  // Files from before --group have no "group" field: their rows ran in the world.
+  const double old_ranks = old.at("ranks").as_number();
+  const auto group_of = [&](const JsonValue& row) { return row.has("group") ? row.at("group").as_number() : old_ranks; };
+  int shown_group = info.ranks;  // a --group run's sizes repeat per group: open each section
   for (const Result& r : results) {
+    if (r.group != shown_group) out << "# group " << (shown_group = r.group) << "\n";
     for (const JsonValue& row : old.at("results").as_array()) {
-      if (static_cast<std::size_t>(row.at("bytes").as_number()) != r.bytes) continue;
+      if (static_cast<std::size_t>(row.at("bytes").as_number()) != r.bytes || group_of(row) != r.group) continue;
       const double t0 = row.at("time_us").as_number(), b0 = row.at("busbw").as_number();
       out << fmt("  %12zu %12s %12s %+7.1f%% %11.3f %11.3f %+7.1f%%\n", r.bytes, us(t0).c_str(),
                  us(r.mpidist.median_us).c_str(), t0 > 0 ? (r.mpidist.median_us / t0 - 1) * 100 : 0.0, b0, r.busbw,

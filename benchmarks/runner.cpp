@@ -94,21 +94,22 @@ std::size_t checked_run(const OpHooks& op, Run& run, const Contender& c) {
   c.fn(run);
   if (run.device) copy_to_host(run.host_recv, run.recv, run.counts.recv * elem_bytes(run));
   unsigned long long wrong = op.check(run);
-  MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, run.raw_comm);
+  MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, run.sync_comm);
   return wrong;
 }
 
 // Warm-up then timed iterations, the contenders rotating their order every iteration so that
-// noise and cache effects fall on all of them alike. Each timed call follows a barrier; each
-// iteration's time is the slowest rank's (one MPI_Allreduce MAX over the series at the end keeps
-// the reduction out of the timed loop).
+// noise and cache effects fall on all of them alike. Each timed call follows a barrier over all
+// ranks (with --group, every group starts together, as concurrent groups do in training); each
+// iteration's time is the slowest rank's of all groups (one MPI_Allreduce MAX over the series at
+// the end keeps the reduction out of the timed loop).
 void race(Run& run, std::vector<Contender>& contenders, int warmup, int iters) {
   const std::size_t m = contenders.size();
   for (auto& c : contenders) c.seconds.assign(static_cast<std::size_t>(iters), 0.0);
   for (int it = 0; it < warmup + iters; ++it) {
     for (std::size_t k = 0; k < m; ++k) {
       Contender& c = contenders[(k + static_cast<std::size_t>(it)) % m];
-      MPI_Barrier(run.raw_comm);
+      MPI_Barrier(run.sync_comm);
       const double t0 = MPI_Wtime();
       c.fn(run);
       const double dt = MPI_Wtime() - t0;
@@ -116,7 +117,7 @@ void race(Run& run, std::vector<Contender>& contenders, int warmup, int iters) {
     }
   }
   for (auto& c : contenders)
-    MPI_Allreduce(MPI_IN_PLACE, c.seconds.data(), iters, MPI_DOUBLE, MPI_MAX, run.raw_comm);
+    MPI_Allreduce(MPI_IN_PLACE, c.seconds.data(), iters, MPI_DOUBLE, MPI_MAX, run.sync_comm);
 }
 
 std::string utc_now() {
@@ -141,6 +142,19 @@ bool use_device(const OpHooks& op, const Options& o) {
   return possible;
 }
 
+// The group sizes of the sweep (the world alone without --group), refused before any collective
+// when one does not fit: every rank checks the same values, so every rank refuses together.
+std::vector<int> group_sizes(const OpHooks& op, const Options& o, int world) {
+  if (o.groups.empty()) return {world};
+  if (op.objects)
+    throw std::invalid_argument(std::string(op.name) + " has no communicator form in <mpidist/objects.hpp>; drop --group");
+  for (int g : o.groups)
+    if (world % g != 0)
+      throw std::invalid_argument("--group " + std::to_string(g) + " does not divide the " + std::to_string(world) +
+                                  " ranks");
+  return o.groups;
+}
+
 RunInfo describe(const OpHooks& op, const Options& o, bool device) {
   RunInfo info;
   info.op = op.name;
@@ -158,6 +172,7 @@ RunInfo describe(const OpHooks& op, const Options& o, bool device) {
 Result measure(const OpHooks& op, Run& run, std::vector<Contender>& contenders, const Options& o,
                std::size_t& raw_wrong) {
   Result r;
+  r.group = run.nranks;
   r.bytes = run.counts.bytes;
   r.count = run.counts.shown;
   if (o.check && op.has_data) {
@@ -190,44 +205,57 @@ SweepOutcome run_sweep(const OpHooks& op, const Options& o, std::ostream& out) {
   SweepOutcome outcome;
   const bool device = use_device(op, o);
   outcome.info = describe(op, o, device);
+  const bool main_rank = mpidist::rank() == 0;
+  const std::vector<int> groups = group_sizes(op, o, outcome.info.ranks);
   Run run;
   run.options = &o;
-  run.rank = mpidist::rank();
-  run.nranks = mpidist::world_size();
   run.dtype = o.dtype;
   run.redop = op.reduces ? o.redop : mpidist::ReduceOp::Sum;
   run.root = o.root;
   run.in_place = o.in_place || op.in_place_only;
   run.device = device;
-  if (op.rooted && o.root >= run.nranks)
-    throw std::invalid_argument("-r " + std::to_string(o.root) + " out of range for " + std::to_string(run.nranks) + " ranks");
-  MPI_Comm_dup(MPI_COMM_WORLD, &run.raw_comm);
+  const int smallest = *std::min_element(groups.begin(), groups.end());
+  if (op.rooted && o.root >= smallest)
+    throw std::invalid_argument("-r " + std::to_string(o.root) + " out of range for " + std::to_string(smallest) + " ranks");
 
   const std::vector<std::size_t> sizes = op.has_data ? size_sweep(o.min_bytes, o.max_bytes, o.factor) : std::vector<std::size_t>{0};
   std::size_t max_send = 0, max_recv = 0;
-  for (std::size_t bytes : sizes) {
-    const Counts c = op.counts(bytes, mpidist::size_of(o.dtype), run.nranks);
-    max_send = std::max(max_send, c.send * mpidist::size_of(o.dtype));
-    max_recv = std::max(max_recv, c.recv * mpidist::size_of(o.dtype));
+  for (int g : groups) {
+    for (std::size_t bytes : sizes) {
+      const Counts c = op.counts(bytes, mpidist::size_of(o.dtype), g);
+      max_send = std::max(max_send, c.send * mpidist::size_of(o.dtype));
+      max_recv = std::max(max_recv, c.recv * mpidist::size_of(o.dtype));
+    }
   }
   if (device) mpidist::device();  // cudaSetDevice(local_rank % devices) before any allocation
   Buffers buffers(op.objects ? 0 : max_send, op.objects ? 0 : max_recv, device);
-  if (device) nccl_setup(run, run.raw_comm);
+  MPI_Comm_dup(MPI_COMM_WORLD, &run.sync_comm);
 
   std::vector<Contender> contenders{{0, op.run_mpidist, {}}};
   if (!device) contenders.push_back({1, op.run_raw_mpi, {}});  // raw MPI runs on host buffers
   if (device) contenders.push_back({2, op.run_raw_nccl, {}});
 
-  if (run.rank == 0) print_header(out, outcome.info, o, device);
-  for (std::size_t bytes : sizes) {
-    run.counts = op.counts(bytes, mpidist::size_of(o.dtype), run.nranks);
-    if (!op.objects) buffers.lay_out(run, op);
-    Result r = measure(op, run, contenders, o, outcome.raw_wrong);
-    if (run.rank == 0) print_row(out, op, outcome.info, o, r);
-    outcome.results.push_back(r);
+  if (main_rank) print_header(out, outcome.info, o, device);
+  for (int g : groups) {
+    // The ops run in the group, the raw side on a duplicate of the same split (like with like).
+    run.comm = o.groups.empty() ? mpidist::world() : mpidist::new_subgroups(g);
+    run.rank = run.comm.rank();
+    run.nranks = run.comm.size();
+    MPI_Comm_dup(run.comm.native(), &run.raw_comm);
+    if (device) nccl_setup(run, run.raw_comm);
+    if (main_rank && !o.groups.empty()) print_group(out, g, outcome.info.ranks / g);
+    for (std::size_t bytes : sizes) {
+      run.counts = op.counts(bytes, mpidist::size_of(o.dtype), run.nranks);
+      if (!op.objects) buffers.lay_out(run, op);
+      Result r = measure(op, run, contenders, o, outcome.raw_wrong);
+      if (main_rank) print_row(out, op, outcome.info, o, r);
+      outcome.results.push_back(r);
+    }
+    if (device) nccl_teardown(run);
+    MPI_Comm_free(&run.raw_comm);
+    run.comm = {};  // every rank drops its group here, together
   }
-  if (device) nccl_teardown(run);
-  MPI_Comm_free(&run.raw_comm);
+  MPI_Comm_free(&run.sync_comm);
   return outcome;
 }
 

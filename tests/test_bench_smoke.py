@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Smoke test of mpidist-bench: every op at 2 and 3 ranks with the data check on, plus a few
-variants (in place, other reductions and types, root = last rank). A run fails on a non-zero
-exit, which the benchmark returns for any wrong value.
+variants (in place, other reductions and types, root = last rank), and the tensor ops inside
+groups (--group 2 at 4 ranks). A run fails on a non-zero exit, which the benchmark returns for
+any wrong value.
 
 usage: test_bench_smoke.py MPIEXEC MPIDIST_BENCH
 """
@@ -9,8 +10,8 @@ import subprocess
 import sys
 import time
 
-OPS = ["all_reduce", "broadcast", "all_gather", "reduce_scatter", "reduce", "barrier",
-       "object_broadcast", "object_all_gather"]
+TENSOR_OPS = ["all_reduce", "broadcast", "all_gather", "reduce_scatter", "reduce", "barrier"]
+OPS = TENSOR_OPS + ["object_broadcast", "object_all_gather"]
 QUICK = ["-b", "8", "-e", "64K", "-f", "32", "-n", "3", "-w", "1", "-c", "1"]
 
 
@@ -25,6 +26,10 @@ def cases():
     yield 3, ["reduce", "-r", "2", "-o", "prod", "-d", "float64"] + QUICK
     yield 3, ["broadcast", "-r", "2", "-d", "uint8"] + QUICK
     yield 3, ["object_broadcast", "-r", "2", "-d", "int32"] + QUICK
+    # Groups of 2 consecutive ranks out of 4: every group checks its own result.
+    for op in TENSOR_OPS:
+        yield 4, [op, "--group", "2"] + QUICK
+    yield 4, ["reduce", "-r", "1", "-o", "max", "-d", "int32", "--in-place", "--group", "2,4"] + QUICK
 
 
 def main():
@@ -44,6 +49,13 @@ def main():
     if proc.returncode == 0 or "-r 5 out of range" not in proc.stderr:
         failures += 1
         print(f"FAIL bad root accepted: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    for np, args, message in ((4, ["all_reduce", "--group", "3"], "--group 3 does not divide the 4 ranks"),
+                              (4, ["broadcast", "-r", "2", "--group", "2"], "-r 2 out of range for 2 ranks"),
+                              (4, ["object_broadcast", "--group", "2"], "no communicator form")):
+        proc = subprocess.run([mpiexec, "-n", str(np), bench] + args, capture_output=True, text=True, timeout=60)
+        if proc.returncode == 0 or message not in proc.stderr:
+            failures += 1
+            print(f"FAIL {' '.join(args)} accepted: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
     print(f"{failures} failures in {time.time() - start:.1f} s")
     return 1 if failures else 0
 

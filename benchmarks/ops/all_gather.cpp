@@ -18,7 +18,7 @@ std::size_t check(const Run& run) {
   });
 }
 
-void run_mpidist(Run& run) { mpidist::all_gather(send_view(run), recv_view(run)); }
+void run_mpidist(Run& run) { mpidist::all_gather(run.comm, send_view(run), recv_view(run)); }
 
 void run_raw_mpi(Run& run) {
   const MPI_Datatype type = mpi_type(run.dtype);

@@ -14,8 +14,8 @@ std::size_t check(const Run& run) {
 }
 
 void run_mpidist(Run& run) {
-  if (run.in_place) mpidist::all_reduce(recv_view(run), run.redop);
-  else mpidist::all_reduce(send_view(run), recv_view(run), run.redop);
+  if (run.in_place) mpidist::all_reduce(run.comm, recv_view(run), run.redop);
+  else mpidist::all_reduce(run.comm, send_view(run), recv_view(run), run.redop);
 }
 
 void run_raw_mpi(Run& run) {

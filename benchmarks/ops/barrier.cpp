@@ -9,7 +9,7 @@ Counts no_counts(std::size_t, std::size_t, int) { return {}; }
 double factor_none(int) { return 0.0; }
 void init(Run&) {}
 std::size_t check(const Run&) { return 0; }
-void run_mpidist(Run&) { mpidist::barrier(); }
+void run_mpidist(Run& run) { mpidist::barrier(run.comm); }
 void run_raw_mpi(Run& run) { MPI_Barrier(run.raw_comm); }
 
 }  // namespace

@@ -23,7 +23,7 @@ std::size_t check(const Run& run) {
   });
 }
 
-void run_mpidist(Run& run) { mpidist::broadcast(recv_view(run), run.root); }
+void run_mpidist(Run& run) { mpidist::broadcast(run.comm, recv_view(run), run.root); }
 
 void run_raw_mpi(Run& run) {
   MPI_Bcast(run.recv, mpi_count(run.counts.recv), mpi_type(run.dtype), run.root, run.raw_comm);

@@ -14,7 +14,7 @@ std::size_t check(const Run& run) {
   });
 }
 
-void run_mpidist(Run& run) { mpidist::reduce(send_view(run), recv_view(run), run.redop, run.root); }
+void run_mpidist(Run& run) { mpidist::reduce(run.comm, send_view(run), recv_view(run), run.redop, run.root); }
 
 void run_raw_mpi(Run& run) {
   // MPI_IN_PLACE is legal only at the root; elsewhere the send buffer is read as usual.

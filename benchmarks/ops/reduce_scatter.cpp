@@ -15,7 +15,7 @@ std::size_t check(const Run& run) {
   });
 }
 
-void run_mpidist(Run& run) { mpidist::reduce_scatter(send_view(run), recv_view(run), run.redop); }
+void run_mpidist(Run& run) { mpidist::reduce_scatter(run.comm, send_view(run), recv_view(run), run.redop); }
 
 void run_raw_mpi(Run& run) {
   // In place, MPI takes the whole input in the receive argument and leaves block r at its start,
