@@ -1,4 +1,5 @@
-// Facts about CUDA, NCCL and CUDA-aware MPI that hold with or without those libraries. Internal.
+// Facts about CUDA, NCCL and CUDA-aware MPI that hold with or without those libraries, answered by
+// lib/cuda (or no_cuda.cpp), lib/nccl (or no_nccl.cpp) and lib/mpi. Internal.
 #pragma once
 
 #include <string>

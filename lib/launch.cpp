@@ -14,6 +14,7 @@
 #include <string_view>
 #include <thread>
 
+#include "mpi/launcher.hpp"
 #include "mpidist/environment.hpp"
 #include "mpidist/error.hpp"
 #include "mpidist/log.hpp"
@@ -114,9 +115,8 @@ int launch(int nproc, const std::function<void()>& fn, const LaunchOptions& opti
   std::vector<std::string> command{options.mpiexec};
   if (command[0].empty()) command[0] = std::getenv("MPIDIST_MPIEXEC") ? std::getenv("MPIDIST_MPIEXEC") : "mpiexec";
   auto extra = options.mpiexec_args.empty() ? split_words(std::getenv("MPIDIST_MPIEXEC_ARGS")) : options.mpiexec_args;
-#ifdef OPEN_MPI
-  if (static_cast<unsigned>(nproc) > std::thread::hardware_concurrency()) extra.insert(extra.begin(), "--oversubscribe");
-#endif
+  const auto needed = detail::mpi::launcher_arguments(nproc);
+  extra.insert(extra.begin(), needed.begin(), needed.end());
   command.insert(command.end(), extra.begin(), extra.end());
   command.insert(command.end(), {"-n", std::to_string(nproc), self_executable()});
   const auto args = own_arguments();

@@ -1,5 +1,6 @@
 // The CUDA side of the device seam for builds without CUDA: all memory is host memory.
 #include "device_backend.hpp"
+#include "device_info.hpp"
 #include "mpidist/device.hpp"
 #include "mpidist/error.hpp"
 
@@ -8,6 +9,7 @@ namespace detail {
 
 MemoryLocation locate_memory(const void*) noexcept { return {}; }
 int cuda_device_count() noexcept { return 0; }
+std::string describe_cuda_device(int) { return "none (built without CUDA)"; }
 int rank_device(int) noexcept { return -1; }
 void synchronize_stream(const char*, Stream) {}
 

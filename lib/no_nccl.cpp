@@ -1,10 +1,13 @@
 // The NCCL side of the device seam for builds without NCCL.
 #include "device_backend.hpp"
+#include "device_info.hpp"
 #include "mpidist/error.hpp"
 
 namespace mpidist::detail {
 
 bool nccl_built() noexcept { return false; }
+
+std::string nccl_version() { return "none"; }
 
 void start_nccl(Group&, const char*) {}
 

@@ -89,6 +89,37 @@ TEST_F(LifecycleTest, SyncAdoptsTheRunningMpi) {
   EXPECT_TRUE(mpi_initialized());
 }
 
+// Groups still alive at finalize() are freed there; the handles the application still holds turn
+// inert and every use is an Error that says why, never a crash on a freed MPI communicator.
+TEST_F(LifecycleTest, HandlesOutlivingFinalizeAreInertErrors) {
+  mpidist::Communicator world, parity, kept_null;
+  {
+    mpidist::Environment env;
+    world = mpidist::world();
+    parity = world.split(mpidist::rank() % 2);
+    std::vector<int> values(3, 1);
+    mpidist::all_reduce(parity, std::span(values));
+    EXPECT_EQ(values[0], parity.size());
+  }
+  ASSERT_FALSE(mpidist::is_initialized());
+  ASSERT_TRUE(parity);  // still a handle, but to a freed group
+  for (const auto* comm : {&world, &parity}) {
+    try {
+      (void)comm->rank();
+      ADD_FAILURE() << "a handle worked after finalize()";
+    } catch (const mpidist::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("freed by finalize()"), std::string::npos) << e.what();
+    }
+  }
+  std::vector<int> values(2, 1);
+  EXPECT_THROW(mpidist::all_reduce(parity, std::span(values)), mpidist::Error);
+  EXPECT_THROW(mpidist::barrier(world), mpidist::Error);
+  // A new Environment gives new, working groups; the old handles stay inert.
+  mpidist::Environment again;
+  EXPECT_EQ(mpidist::world().size(), mpidist::world_size());
+  EXPECT_THROW((void)parity.size(), mpidist::Error);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {

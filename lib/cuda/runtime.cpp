@@ -1,5 +1,6 @@
 // Device discovery, pointer attributes, streams and the public device() / gpu_mem_usage().
 #include "runtime.hpp"
+#include "../device_info.hpp"
 
 #include <map>
 #include <string>
@@ -71,6 +72,22 @@ MemoryLocation locate_memory(const void* data) noexcept {
 }
 
 int cuda_device_count() noexcept { return cuda::device_count(); }
+
+std::string describe_cuda_device(int local_rank) {
+  int count = 0;
+  const cudaError_t rc = cudaGetDeviceCount(&count);
+  if (rc != cudaSuccess) {
+    cudaGetLastError();  // clear the error so later CUDA calls start clean
+    if (rc == cudaErrorInsufficientDriver) return "none (no NVIDIA driver)";
+    if (rc == cudaErrorNoDevice) return "none (no CUDA device visible)";
+    return std::string("none (") + cudaGetErrorString(rc) + ")";
+  }
+  if (count == 0) return "none (no CUDA device visible)";
+  const int device = local_rank % count;
+  cudaDeviceProp properties{};
+  if (cudaGetDeviceProperties(&properties, device) != cudaSuccess) return "cuda:" + std::to_string(device);
+  return "cuda:" + std::to_string(device) + " " + properties.name;
+}
 
 int rank_device(int local_rank) noexcept {
   const int count = cuda::device_count();

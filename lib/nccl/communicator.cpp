@@ -12,6 +12,7 @@
 #include "../context.hpp"
 #include "../cuda/runtime.hpp"
 #include "../device_backend.hpp"
+#include "../device_info.hpp"
 #include "../mpi_check.hpp"
 #include "../outcome.hpp"
 #include "mpidist/device.hpp"
@@ -145,6 +146,13 @@ Communicator& communicator(Group& group, const char* operation) {
 namespace mpidist::detail {
 
 bool nccl_built() noexcept { return true; }
+
+std::string nccl_version() {
+  int code = 0;
+  if (ncclGetVersion(&code) != ncclSuccess) return "unknown";
+  // Since 2.9 the code is major*10000 + minor*100 + patch.
+  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
+}
 
 void start_nccl(Group& group, const char* operation) { nccl::communicator(group, operation); }
 

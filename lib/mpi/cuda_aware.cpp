@@ -1,0 +1,22 @@
+// Whether the MPI library reads device memory itself (CUDA-aware MPI). Open MPI answers through
+// its extension header; other MPIs have no such query.
+#include <mpi.h>
+
+#if MPIDIST_HAVE_MPI_EXT
+#include <mpi-ext.h>
+#endif
+
+#include "../device_info.hpp"
+
+namespace mpidist::detail {
+
+std::string cuda_aware_mpi() {
+#if MPIDIST_HAVE_MPI_EXT && defined(MPIX_CUDA_AWARE_SUPPORT)
+  // Asked at run time: the library loaded may differ from the headers compiled against.
+  return MPIX_Query_cuda_support() ? "yes" : "no";
+#else
+  return "unknown";
+#endif
+}
+
+}  // namespace mpidist::detail
