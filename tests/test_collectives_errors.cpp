@@ -20,17 +20,6 @@ using ElementTypes = MpiTest;
 int me() { return mpidist::rank(); }
 int size() { return mpidist::world_size(); }
 
-// Runs `call` and expects mpidist::Error whose message contains every one of `parts`.
-template <class F>
-void expect_error(F&& call, std::initializer_list<std::string> parts) {
-  try {
-    call();
-    ADD_FAILURE() << "no mpidist::Error thrown (expected one mentioning '" << *parts.begin() << "')";
-  } catch (const mpidist::Error& e) {
-    for (const auto& part : parts) EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
-}
-
 TEST_F(CollectiveErrors, MismatchedCountsAcrossRanksFailEverywhere) {
   if (size() == 1) GTEST_SKIP() << "needs two ranks";
   TestBuffer<float> buffer(std::vector<float>(me() == 1 ? 5 : 4, 1.0f));

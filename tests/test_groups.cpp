@@ -23,17 +23,6 @@ using Groups = MpiTest;
 int me() { return mpidist::rank(); }
 int size() { return mpidist::world_size(); }
 
-// Runs `call` and expects mpidist::Error whose message contains every one of `parts`.
-template <class F>
-void expect_error(F&& call, std::initializer_list<std::string> parts) {
-  try {
-    call();
-    ADD_FAILURE() << "no mpidist::Error thrown (expected one mentioning '" << *parts.begin() << "')";
-  } catch (const mpidist::Error& e) {
-    for (const auto& part : parts) EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
-}
-
 // Sum over the group of `value_of(world rank)`, computed from the member list.
 template <class F>
 double sum_over(const std::vector<int>& world_ranks, F value_of) {

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
+
+#include "mpidist/error.hpp"
 
 namespace mpidist_test {
 
@@ -18,6 +21,17 @@ class MpiTest : public ::testing::Test {
 /// Runs the registered tests on every rank of an initialized MPI; rank 0 alone prints and writes
 /// the XML report. Returns non-zero on every rank when any rank failed.
 int run_all_tests(int& argc, char** argv);
+
+/// Runs `call` and expects mpidist::Error whose message contains every one of `parts`.
+template <class F>
+void expect_error(F&& call, std::initializer_list<std::string> parts) {
+  try {
+    call();
+    ADD_FAILURE() << "no mpidist::Error thrown (expected one mentioning '" << *parts.begin() << "')";
+  } catch (const mpidist::Error& e) {
+    for (const auto& part : parts) EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
+}
 
 /// Runs `command` through the shell with a time limit; returns its exit status and output.
 struct CommandResult {
