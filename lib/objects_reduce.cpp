@@ -1,4 +1,5 @@
-// all_reduce for objects: arithmetic elements exactly in their own MPI datatype, metrics key-wise.
+// all_reduce and reduce with a ReduceOp for objects: arithmetic elements exactly in their own MPI
+// datatype, metrics key-wise.
 #include <mpi.h>
 
 #include <algorithm>
@@ -79,13 +80,20 @@ MPI_Op mpi_op_of(ArithKind kind, ReduceOp op) {
   return MPI_OP_NULL;
 }
 
-void all_reduce_chunked(void* data, std::size_t count, MPI_Datatype type, std::size_t element_size, MPI_Op op,
-                        MPI_Comm comm) {
+// MPI_Allreduce (root < 0) or MPI_Reduce to root, in place, in pieces under the message limit.
+void reduce_chunked(void* data, std::size_t count, MPI_Datatype type, std::size_t element_size, MPI_Op op,
+                    const ObjectComm& c, int root) {
   auto* bytes = static_cast<char*>(data);
   const std::size_t per_call = std::max<std::size_t>(1, max_message_bytes() / element_size);
   while (count > 0) {
     const std::size_t n = std::min(count, per_call);
-    MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, bytes, static_cast<int>(n), type, op, comm));
+    const int k = static_cast<int>(n);
+    if (root < 0)
+      MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, bytes, k, type, op, c.comm));
+    else if (c.rank == root)
+      MPIDIST_MPI_CHECK(MPI_Reduce(MPI_IN_PLACE, bytes, k, type, op, root, c.comm));
+    else
+      MPIDIST_MPI_CHECK(MPI_Reduce(bytes, nullptr, k, type, op, root, c.comm));
     bytes += n * element_size;
     count -= n;
   }
@@ -94,19 +102,19 @@ void all_reduce_chunked(void* data, std::size_t count, MPI_Datatype type, std::s
 // Logical And/Or of floating values: MPI defines MPI_LAND/MPI_LOR for integers only, so the
 // truth values travel as bytes.
 template <class T>
-void logical_floating(T* values, std::size_t count, ReduceOp op, const ObjectComm& c) {
+void logical_floating(T* values, std::size_t count, ReduceOp op, const ObjectComm& c, int root) {
   std::vector<std::uint8_t> truth(count);
   for (std::size_t i = 0; i < count; ++i) truth[i] = values[i] != T(0) ? 1 : 0;
   if (!c.solo())
-    all_reduce_chunked(truth.data(), count, MPI_UINT8_T, 1, op == ReduceOp::And ? MPI_MIN : MPI_MAX, c.comm);
+    reduce_chunked(truth.data(), count, MPI_UINT8_T, 1, op == ReduceOp::And ? MPI_MIN : MPI_MAX, c, root);
   for (std::size_t i = 0; i < count; ++i) values[i] = truth[i] != 0 ? T(1) : T(0);
 }
 
 // Every rank passes its count; Error on every rank when they differ.
-void check_same_length(const ObjectComm& c, std::size_t count) {
+void check_same_length(const char* operation, const ObjectComm& c, std::size_t count) {
   const Extremes length = extremes_across_ranks(c.comm, count);
   if (!length.same())
-    throw Error("all_reduce", "lengths differ across ranks (shortest " + std::to_string(length.smallest) +
+    throw Error(operation, "lengths differ across ranks (shortest " + std::to_string(length.smallest) +
                                   ", longest " + std::to_string(length.largest) + " elements)");
 }
 
@@ -149,17 +157,16 @@ std::string describe_missing_keys(const std::vector<std::string>& joined_per_ran
 
 }  // namespace
 
-void all_reduce_elements(void* data, std::size_t count, ArithKind kind, std::size_t element_size, ReduceOp op,
-                         bool check_length) {
-  const auto c = object_comm("all_reduce");
-  if (!c.solo() && check_length) check_same_length(c, count);
+void reduce_elements(const char* operation, const ObjectComm& c, void* data, std::size_t count, ArithKind kind,
+                     std::size_t element_size, ReduceOp op, bool check_length, int root) {
+  if (!c.solo() && check_length) check_same_length(operation, c, count);
   with_element_type(kind, element_size, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     T* values = static_cast<T*>(data);
     const bool logical = op == ReduceOp::And || op == ReduceOp::Or;
-    if (logical && kind == ArithKind::Floating) return logical_floating(values, count, op, c);
+    if (logical && kind == ArithKind::Floating) return logical_floating(values, count, op, c, root);
     if (!c.solo())
-      all_reduce_chunked(data, count, datatype_of(kind, element_size), element_size, mpi_op_of(kind, op), c.comm);
+      reduce_chunked(data, count, datatype_of(kind, element_size), element_size, mpi_op_of(kind, op), c, root);
     if (logical) {  // MPI's result already is 0/1; alone, map the value to its truth
       for (std::size_t i = 0; i < count; ++i) values[i] = values[i] != T(0) ? T(1) : T(0);
     } else if (op == ReduceOp::Avg && kind != ArithKind::Bool) {
@@ -169,17 +176,17 @@ void all_reduce_elements(void* data, std::size_t count, ArithKind kind, std::siz
   });
 }
 
-void all_reduce_metrics(std::map<std::string, double>& metrics, ReduceOp op) {
-  const auto c = object_comm("all_reduce");
+void reduce_metrics(const char* operation, const ObjectComm& c, std::map<std::string, double>& metrics, ReduceOp op,
+                    int root) {
   if (!c.solo()) {
     const std::string joined = join_keys(metrics);
     if (!extremes_across_ranks(c.comm, fnv1a(joined)).same())  // some rank has other keys: every rank sees it
-      throw Error("all_reduce",
+      throw Error(operation,
                   "metric keys differ across ranks: " + describe_missing_keys(all_gather_text(c.comm, joined)));
   }
   std::vector<double> values;
   for (const auto& [key, value] : metrics) values.push_back(value);
-  all_reduce_elements(values.data(), values.size(), ArithKind::Floating, sizeof(double), op, false);
+  reduce_elements(operation, c, values.data(), values.size(), ArithKind::Floating, sizeof(double), op, false, root);
   std::size_t i = 0;
   for (auto& [key, value] : metrics) value = values[i++];
 }

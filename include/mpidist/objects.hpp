@@ -15,18 +15,24 @@
 // Payloads past INT_MAX bytes are chunked; gathers exchange sizes first, then MPI_Gatherv /
 // MPI_Allgatherv. Every rank must call the same function with the same type and root.
 //
-// Failures: a root outside [0, world size) is an Error on every rank before any message; a value
+// Every function has a world form and a form taking a Communicator first (Boost.MPI's order):
+// roots and ranks are then ranks within that group, and "world" below means the group. Both forms
+// share one implementation over a detail::ObjectComm; errors name the communicator
+// ("broadcast on world/split(color 1): ..."), and a null Communicator is an Error.
+//
+// Failures: a root outside [0, group size) is an Error on every rank before any message; a value
 // that fails to serialize, or a callback that throws, is an Error on every rank ("rank R failed:
 // ...": every rank sees every sender's frame); a payload that is not a valid T (another type, a
 // truncated or corrupt archive) is an Error on the rank that received it, raised before anything
 // is allocated for it.
 //
-// World size 1, and inside a MainProcessContext (main-process-only code, where the other ranks
+// A group of one, and inside a MainProcessContext (main-process-only code, where the other ranks
 // are not listening; speechbrain skips communication there too): no message is sent, each
 // function acts as in a world of this one process. The per-function notes say what it returns.
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <exception>
 #include <functional>
 #include <optional>
@@ -35,6 +41,7 @@
 #include <utility>
 #include <vector>
 
+#include "mpidist/communicator.hpp"
 #include "mpidist/detail/object_codec.hpp"
 #include "mpidist/detail/object_reduce.hpp"
 #include "mpidist/detail/object_std_types.hpp"
@@ -44,21 +51,277 @@
 
 namespace mpidist {
 
+namespace detail {
+
+/// A callable that takes no communicator's place: the world forms of the callback functions must
+/// not match a call that passes a Communicator first.
+template <class F>
+concept ObjectCallable = Callable<F>;
+
+/// A reduction function for T, as Boost.MPI's `all_reduce(comm, value, op)` and mpi4py's
+/// `allreduce(obj, op)` take: `fn(a, b)` combines two values into one (`std::plus<>{}`, a lambda).
+template <class F, class T>
+concept ReduceFunction = !std::same_as<std::remove_cvref_t<F>, Communicator> && std::invocable<F&, T, T> &&
+                         std::convertible_to<std::invoke_result_t<F&, T, T>, T>;
+
+/// Whatever a ReduceOp reduces as a tensor instead: a span, a BufferView, or anything converting
+/// to one. The refusing overloads below must not take those from collectives.hpp.
+template <class T>
+concept NotReducibleObject = ObjectValue<T> && !Reducible<T> && !std::is_convertible_v<const T&, BufferView>;
+
+// One implementation per function, on the communicator `c` the world or Communicator form chose.
+// Each names c's communicator in the Errors it raises.
+
+template <ObjectValue T>
+T broadcast_on(const ObjectComm& c, const T& value, int root) {
+  return naming_errors(*c.name, [&]() -> T {
+    if (c.solo()) return value;
+    if constexpr (ByteCopyable<T>) {
+      T result = value;
+      broadcast_fixed(c, std::addressof(result), sizeof(T), root);
+      return result;
+    } else {
+      auto received = broadcast_object("broadcast", c, &value, nullptr, root, ValueSink<T>("broadcast", root));
+      return received ? std::move(*received) : value;
+    }
+  });
+}
+
+template <ObjectValue T>
+T broadcast_moved_on(const ObjectComm& c, T&& value, int root) {
+  return naming_errors(*c.name, [&]() -> T {
+    if (c.solo()) return std::move(value);
+    if constexpr (ByteCopyable<T>) {
+      broadcast_fixed(c, std::addressof(value), sizeof(T), root);
+      return std::move(value);
+    } else {
+      const bool is_root = c.rank == root;
+      auto received = broadcast_object(
+          "broadcast", c, &value, nullptr, root,
+          is_root ? ValueSink<T>("broadcast", root) : ValueSink<T>("broadcast", root, std::move(value)));
+      return received ? std::move(*received) : std::move(value);
+    }
+  });
+}
+
+template <ObjectValue T>
+std::vector<T> all_gather_on(const ObjectComm& c, const T& value) {
+  return naming_errors(*c.name, [&]() -> std::vector<T> {
+    if (c.solo()) return {value};
+    if constexpr (ByteCopyable<T>) {
+      std::vector<std::byte> bytes(sizeof(T) * static_cast<std::size_t>(c.size));
+      all_gather_fixed(c, std::addressof(value), bytes.data(), sizeof(T));
+      return values_from_bytes<T>(bytes.data(), c.size);
+    } else {
+      const auto g = gather_object("all_gather", c, &value, nullptr, -1);
+      return decode_all("all_gather", c, g, value);
+    }
+  });
+}
+
+template <ObjectValue T>
+std::optional<std::vector<T>> gather_on(const ObjectComm& c, const T& value, int root) {
+  return naming_errors(*c.name, [&]() -> std::optional<std::vector<T>> {
+    if (c.solo()) return std::vector<T>{value};
+    if constexpr (ByteCopyable<T>) {
+      std::vector<std::byte> bytes(c.rank == root ? sizeof(T) * static_cast<std::size_t>(c.size) : 0);
+      gather_fixed(c, std::addressof(value), bytes.data(), sizeof(T), root);
+      if (c.rank != root) return std::nullopt;
+      return values_from_bytes<T>(bytes.data(), c.size);
+    } else {
+      const auto g = gather_object("gather", c, &value, nullptr, root);
+      if (c.rank != root) return std::nullopt;
+      return decode_all("gather", c, g, value);
+    }
+  });
+}
+
+template <ObjectValue T>
+T scatter_on(const ObjectComm& c, const std::vector<T>& values, int root) {
+  const char* operation = "scatter";
+  return naming_errors(*c.name, [&]() -> T {
+    const bool sending = c.solo() || c.rank == root;
+    std::exception_ptr failure;
+    if (sending && values.size() != static_cast<std::size_t>(c.size))
+      failure = std::make_exception_ptr(Error(operation, "root has " + std::to_string(values.size()) + " values for " +
+                                                             (*c.name == "world" ? "world size " : "group size ") +
+                                                             std::to_string(c.size)));
+    if (c.solo()) {
+      if (failure) std::rethrow_exception(failure);
+      return values[static_cast<std::size_t>(c.rank)];
+    }
+    // Root lays every rank's part back to back in one buffer (the transport scatters from it).
+    std::vector<char> buffer;
+    std::vector<Payload> parts;
+    std::string text;
+    const std::uint64_t tag = type_tag<T>();
+    if (sending) {
+      if (!failure) failure = capture([&] { encode_parts(values, buffer, parts, tag); });
+      if (failure) parts.assign(static_cast<std::size_t>(c.size), make_payload({}, failure, text, tag));
+    }
+    ValueSink<T> sink(operation, root);
+    scatter_payload(operation, c, reinterpret_cast<const std::byte*>(buffer.data()), parts, tag, sink, root);
+    return sink.take();
+  });
+}
+
+template <class F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
+R compute_and_broadcast_on(const ObjectComm& c, F& fn, int root) {
+  const char* operation = "compute_and_broadcast";
+  return naming_errors(*c.name, [&]() -> R {
+    std::optional<R> result;
+    std::exception_ptr failure;
+    if (c.solo() || c.rank == root) {
+      MainProcessContext main_only;
+      failure = capture([&] { result.emplace(std::invoke(fn)); });
+    }
+    if (c.solo()) {
+      if (failure) throw_local_failure(operation, c.rank, failure);
+      return std::move(*result);
+    }
+    auto received = broadcast_object<R>(operation, c, result ? &*result : nullptr, failure, root,
+                                        ValueSink<R>(operation, root));
+    return received ? std::move(*received) : std::move(*result);
+  });
+}
+
+template <class F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
+std::optional<std::vector<R>> gather_from_all_ranks_on(const ObjectComm& c, F& fn, int root) {
+  const char* operation = "gather_from_all_ranks";
+  return naming_errors(*c.name, [&]() -> std::optional<std::vector<R>> {
+    std::optional<R> mine;
+    std::exception_ptr failure = capture([&] { mine.emplace(std::invoke(fn)); });
+    if (c.solo()) {
+      if (failure) throw_local_failure(operation, c.rank, failure);
+      return std::vector<R>{std::move(*mine)};
+    }
+    const auto g = gather_object<R>(operation, c, mine ? &*mine : nullptr, failure, root);
+    if (c.rank != root) return std::nullopt;
+    return decode_all(operation, c, g, *mine);
+  });
+}
+
+template <class F1, class F2, class V = std::remove_cvref_t<std::invoke_result_t<F1&>>,
+          class R = std::remove_cvref_t<std::invoke_result_t<F2&, std::vector<V>>>>
+R reduce_and_broadcast_on(const ObjectComm& c, F1& fn1, F2& fn2) {
+  const char* operation = "reduce_and_broadcast";
+  return naming_errors(*c.name, [&]() -> R {
+    std::optional<V> mine;
+    std::exception_ptr failure = capture([&] { mine.emplace(std::invoke(fn1)); });
+    if (c.solo()) {
+      std::optional<R> result;
+      if (!failure) failure = capture([&] { result.emplace(std::invoke(fn2, std::vector<V>{std::move(*mine)})); });
+      if (failure) throw_local_failure(operation, c.rank, failure);
+      return std::move(*result);
+    }
+    const auto g = gather_object<V>(operation, c, mine ? &*mine : nullptr, failure, 0);
+    std::optional<R> result;
+    failure = nullptr;
+    if (c.rank == 0) {
+      // Decoding failures count as fn2's: every rank must hear about them.
+      MainProcessContext main_only;
+      failure = capture([&] { result.emplace(std::invoke(fn2, decode_all(operation, c, g, *mine))); });
+    }
+    auto received =
+        broadcast_object<R>(operation, c, result ? &*result : nullptr, failure, 0, ValueSink<R>(operation, 0));
+    return received ? std::move(*received) : std::move(*result);
+  });
+}
+
+/// In place: `value` becomes the reduction under `op` on every rank (root < 0) or on root.
+template <Reducible T>
+void reduce_value_on(const char* operation, const ObjectComm& c, T& value, ReduceOp op, int root) {
+  naming_errors(*c.name, [&] {
+    if constexpr (std::is_arithmetic_v<T>) {
+      reduce_elements(operation, c, &value, 1, arith_kind_v<T>, sizeof(T), op, false, root);
+    } else if constexpr (std::is_same_v<T, std::map<std::string, double>>) {
+      reduce_metrics(operation, c, value, op, root);
+    } else {
+      using E = typename T::value_type;
+      constexpr bool check_length = !is_std_array<T>::value;  // an array's length is static
+      if constexpr (std::is_same_v<E, bool> && check_length) {
+        // std::vector<bool> packs bits; reduce a byte per element.
+        std::vector<unsigned char> bytes(value.begin(), value.end());
+        reduce_elements(operation, c, bytes.data(), bytes.size(), ArithKind::Bool, 1, op, true, root);
+        std::copy(bytes.begin(), bytes.end(), value.begin());
+      } else {
+        reduce_elements(operation, c, value.data(), value.size(), arith_kind_v<E>, sizeof(E), op, check_length, root);
+      }
+    }
+  });
+}
+
+// Reduction with the caller's function: gather to one rank, fold there in rank order, send on.
+//
+// Why not a tree, or MPI_Op_create(commute = false), which also keep rank order? An MPI user op
+// is a C callback without a context pointer that must not throw, runs wherever MPI likes, and
+// sees raw bytes: serialized values and fn's exceptions could not travel through it. A
+// rank-ordered tree would run fn on log2(p) ranks in parallel, but needs point-to-point payload
+// transport and a failure could start on any rank. Gathering reuses the framed transport as it
+// is (type check, failure frames, chunking) and runs fn on one rank only, so its exception has
+// one origin and travels in the frame that is sent anyway. The cost is p - 1 calls of fn on that
+// rank: object reductions carry metrics and small results, where the messages dominate. A small
+// trivially copyable T costs one MPI_Gather of its bytes and, for all_reduce, one 256-byte
+// MPI_Bcast frame carrying the result (or the failure).
+//
+// The folding rank runs fn inside a MainProcessContext (like reduce_and_broadcast's fn2), so
+// mpidist calls in fn stay local. `root` < 0: all_reduce (rank 0 folds, then broadcasts);
+// else reduce to root, followed by a frame of root's outcome, so an exception in fn (or a value
+// root cannot decode) is an Error on every rank.
+template <ObjectValue T, class F>
+std::optional<T> fold_on(const char* operation, const ObjectComm& c, const T& value, F& fn, int root) {
+  return naming_errors(*c.name, [&]() -> std::optional<T> {
+    const bool everywhere = root < 0;
+    if (c.solo()) return value;  // the reduction of one value is that value: fn is not called
+    const int folder = everywhere ? 0 : root;
+    std::vector<std::byte> fixed;
+    GatheredPayloads gathered;
+    if constexpr (ByteCopyable<T>) {
+      fixed.resize(c.rank == folder ? sizeof(T) * static_cast<std::size_t>(c.size) : 0);
+      gather_fixed(c, std::addressof(value), fixed.data(), sizeof(T), folder);
+    } else {
+      gathered = gather_object(operation, c, &value, nullptr, folder);
+    }
+    std::optional<T> result;
+    std::exception_ptr failure;
+    if (c.rank == folder) {
+      MainProcessContext main_only;
+      failure = capture([&] {
+        auto value_of = [&](int r) -> T {
+          if (r == c.rank) return value;
+          if constexpr (ByteCopyable<T>)
+            return from_bytes<T>(fixed.data() + sizeof(T) * static_cast<std::size_t>(r));
+          else
+            return decode<T>(operation, r, gathered.data(r), gathered.size(r));
+        };
+        // ((v0 op v1) op v2) ...: the same result on every rank, whether or not fn commutes.
+        T acc = value_of(0);
+        for (int r = 1; r < c.size; ++r) acc = static_cast<T>(std::invoke(fn, std::move(acc), value_of(r)));
+        result.emplace(std::move(acc));
+      });
+    }
+    if (everywhere) {
+      auto received = broadcast_object<T>(operation, c, result ? &*result : nullptr, failure, folder,
+                                          ValueSink<T>(operation, folder));
+      return received ? std::move(received) : std::move(result);
+    }
+    const bool done = true;
+    (void)broadcast_object<bool>(operation, c, &done, failure, folder, ValueSink<bool>(operation, folder));
+    return result;
+  });
+}
+
+}  // namespace detail
+
 /// Every rank gets root's `value` (speechbrain `ddp_broadcast`, ignite `broadcast`). The other
 /// ranks' `value` is ignored. Solo: returns `value`.
 template <detail::ObjectValue T>
 [[nodiscard]] T broadcast(const T& value, int root = 0) {
-  const auto c = detail::object_comm("broadcast", root);
-  if (c.solo()) return value;
-  if constexpr (detail::ByteCopyable<T>) {
-    T result = value;
-    detail::broadcast_fixed(c, std::addressof(result), sizeof(T), root);
-    return result;
-  } else {
-    auto received =
-        detail::broadcast_object("broadcast", c, &value, nullptr, root, detail::ValueSink<T>("broadcast", root));
-    return received ? std::move(*received) : value;
-  }
+  return detail::broadcast_on(detail::object_comm("broadcast", root), value, root);
+}
+template <detail::ObjectValue T>
+[[nodiscard]] T broadcast(const Communicator& comm, const T& value, int root = 0) {
+  return detail::broadcast_on(detail::object_comm(comm, "broadcast", root), value, root);
 }
 
 /// broadcast() of a value the caller gives up: root's value is moved through instead of copied,
@@ -67,164 +330,105 @@ template <detail::ObjectValue T>
 /// the same buffer: `weights = mpidist::broadcast(std::move(weights), root);`
 template <detail::ObjectValue T>
 [[nodiscard]] T broadcast(T&& value, int root = 0) {
-  const auto c = detail::object_comm("broadcast", root);
-  if (c.solo()) return std::move(value);
-  if constexpr (detail::ByteCopyable<T>) {
-    detail::broadcast_fixed(c, std::addressof(value), sizeof(T), root);
-    return std::move(value);
-  } else {
-    const bool is_root = c.rank == root;
-    auto received = detail::broadcast_object(
-        "broadcast", c, &value, nullptr, root,
-        is_root ? detail::ValueSink<T>("broadcast", root) : detail::ValueSink<T>("broadcast", root, std::move(value)));
-    return received ? std::move(*received) : std::move(value);
-  }
+  return detail::broadcast_moved_on(detail::object_comm("broadcast", root), std::move(value), root);
+}
+template <detail::ObjectValue T>
+[[nodiscard]] T broadcast(const Communicator& comm, T&& value, int root = 0) {
+  return detail::broadcast_moved_on(detail::object_comm(comm, "broadcast", root), std::move(value), root);
 }
 
 /// Every rank's `value`, indexed by rank, on every rank (ignite `all_gather` of numbers and
 /// strings). Solo: `{value}`.
 template <detail::ObjectValue T>
 [[nodiscard]] std::vector<T> all_gather(const T& value) {
-  const auto c = detail::object_comm("all_gather");
-  if (c.solo()) return {value};
-  if constexpr (detail::ByteCopyable<T>) {
-    std::vector<std::byte> bytes(sizeof(T) * static_cast<std::size_t>(c.size));
-    detail::all_gather_fixed(c, std::addressof(value), bytes.data(), sizeof(T));
-    return detail::values_from_bytes<T>(bytes.data(), c.size);
-  } else {
-    const auto g = detail::gather_object("all_gather", c, &value, nullptr, -1);
-    return detail::decode_all("all_gather", c, g, value);
-  }
+  return detail::all_gather_on(detail::object_comm("all_gather"), value);
+}
+template <detail::ObjectValue T>
+[[nodiscard]] std::vector<T> all_gather(const Communicator& comm, const T& value) {
+  return detail::all_gather_on(detail::object_comm(comm, "all_gather"), value);
 }
 
 /// Every rank's `value`, indexed by rank, on root; std::nullopt on the other ranks. Solo:
 /// `{value}` (this process is the root of its world of one).
 template <detail::ObjectValue T>
 [[nodiscard]] std::optional<std::vector<T>> gather(const T& value, int root = 0) {
-  const auto c = detail::object_comm("gather", root);
-  if (c.solo()) return std::vector<T>{value};
-  if constexpr (detail::ByteCopyable<T>) {
-    std::vector<std::byte> bytes(c.rank == root ? sizeof(T) * static_cast<std::size_t>(c.size) : 0);
-    detail::gather_fixed(c, std::addressof(value), bytes.data(), sizeof(T), root);
-    if (c.rank != root) return std::nullopt;
-    return detail::values_from_bytes<T>(bytes.data(), c.size);
-  } else {
-    const auto g = detail::gather_object("gather", c, &value, nullptr, root);
-    if (c.rank != root) return std::nullopt;
-    return detail::decode_all("gather", c, g, value);
-  }
+  return detail::gather_on(detail::object_comm("gather", root), value, root);
+}
+template <detail::ObjectValue T>
+[[nodiscard]] std::optional<std::vector<T>> gather(const Communicator& comm, const T& value, int root = 0) {
+  return detail::gather_on(detail::object_comm(comm, "gather", root), value, root);
 }
 
 /// Rank r gets root's `values[r]`; root's `values` must hold one value per rank (else Error on
-/// every rank), the other ranks' `values` is ignored. Solo: `values[rank()]`, with the same
+/// every rank), the other ranks' `values` is ignored. Solo: `values[rank]`, with the same
 /// size check.
 template <detail::ObjectValue T>
 [[nodiscard]] T scatter(const std::vector<T>& values, int root = 0) {
-  const char* operation = "scatter";
-  const auto c = detail::object_comm(operation, root);
-  const bool sending = c.solo() || c.rank == root;
-  std::exception_ptr failure;
-  if (sending && values.size() != static_cast<std::size_t>(c.size))
-    failure = std::make_exception_ptr(Error(
-        operation, "root has " + std::to_string(values.size()) + " values for world size " + std::to_string(c.size)));
-  if (c.solo()) {
-    if (failure) std::rethrow_exception(failure);
-    return values[static_cast<std::size_t>(c.rank)];
-  }
-  // Root lays every rank's part back to back in one buffer (the transport scatters from it).
-  std::vector<char> buffer;
-  std::vector<detail::Payload> parts;
-  std::string text;
-  const std::uint64_t tag = detail::type_tag<T>();
-  if (sending) {
-    if (!failure) failure = detail::capture([&] { detail::encode_parts(values, buffer, parts, tag); });
-    if (failure) parts.assign(static_cast<std::size_t>(c.size), detail::make_payload({}, failure, text, tag));
-  }
-  detail::ValueSink<T> sink(operation, root);
-  detail::scatter_payload(operation, c, reinterpret_cast<const std::byte*>(buffer.data()), parts, tag, sink, root);
-  return sink.take();
+  return detail::scatter_on(detail::object_comm("scatter", root), values, root);
+}
+template <detail::ObjectValue T>
+[[nodiscard]] T scatter(const Communicator& comm, const std::vector<T>& values, int root = 0) {
+  return detail::scatter_on(detail::object_comm(comm, "scatter", root), values, root);
 }
 
 /// axolotl `compute_and_broadcast`: `fn()` runs on root only (inside a MainProcessContext, so
 /// mpidist calls in it stay local) and its result reaches every rank. An exception in `fn`
 /// becomes Error on every rank ("rank R failed: ..."). Solo: runs `fn` here.
-template <class F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
+template <detail::ObjectCallable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
 requires detail::ObjectValue<R>
 [[nodiscard]] R compute_and_broadcast(F&& fn, int root = 0) {
-  const char* operation = "compute_and_broadcast";
-  const auto c = detail::object_comm(operation, root);
-  std::optional<R> result;
-  std::exception_ptr failure;
-  if (c.solo() || c.rank == root) {
-    MainProcessContext main_only;
-    failure = detail::capture([&] { result.emplace(std::invoke(fn)); });
-  }
-  if (c.solo()) {
-    if (failure) detail::throw_local_failure(operation, c.rank, failure);
-    return std::move(*result);
-  }
-  auto received = detail::broadcast_object<R>(operation, c, result ? &*result : nullptr, failure, root,
-                                              detail::ValueSink<R>(operation, root));
-  return received ? std::move(*received) : std::move(*result);
+  return detail::compute_and_broadcast_on(detail::object_comm("compute_and_broadcast", root), fn, root);
+}
+template <detail::ObjectCallable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
+requires detail::ObjectValue<R>
+[[nodiscard]] R compute_and_broadcast(const Communicator& comm, F&& fn, int root = 0) {
+  return detail::compute_and_broadcast_on(detail::object_comm(comm, "compute_and_broadcast", root), fn, root);
 }
 
 /// axolotl `gather_from_all_ranks`: `fn()` runs on every rank; root gets the results indexed by
 /// rank, the others std::nullopt. An exception in `fn` on any rank becomes Error on every rank.
 /// Solo: `{fn()}`.
-template <class F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
+template <detail::ObjectCallable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
 requires detail::ObjectValue<R>
 [[nodiscard]] std::optional<std::vector<R>> gather_from_all_ranks(F&& fn, int root = 0) {
-  const char* operation = "gather_from_all_ranks";
-  const auto c = detail::object_comm(operation, root);
-  std::optional<R> mine;
-  std::exception_ptr failure = detail::capture([&] { mine.emplace(std::invoke(fn)); });
-  if (c.solo()) {
-    if (failure) detail::throw_local_failure(operation, c.rank, failure);
-    return std::vector<R>{std::move(*mine)};
-  }
-  const auto g = detail::gather_object<R>(operation, c, mine ? &*mine : nullptr, failure, root);
-  if (c.rank != root) return std::nullopt;
-  return detail::decode_all(operation, c, g, *mine);
+  return detail::gather_from_all_ranks_on(detail::object_comm("gather_from_all_ranks", root), fn, root);
+}
+template <detail::ObjectCallable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
+requires detail::ObjectValue<R>
+[[nodiscard]] std::optional<std::vector<R>> gather_from_all_ranks(const Communicator& comm, F&& fn, int root = 0) {
+  return detail::gather_from_all_ranks_on(detail::object_comm(comm, "gather_from_all_ranks", root), fn, root);
 }
 
 /// axolotl `gather_scalar_from_all_ranks`: gather_from_all_ranks for an `fn` that returns an
 /// arithmetic scalar (a loss, a token count).
-template <class F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
+template <detail::ObjectCallable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
 requires std::is_arithmetic_v<R>
 [[nodiscard]] std::optional<std::vector<R>> gather_scalar_from_all_ranks(F&& fn, int root = 0) {
-  return gather_from_all_ranks(std::forward<F>(fn), root);
+  return detail::gather_from_all_ranks_on(detail::object_comm("gather_scalar_from_all_ranks", root), fn, root);
+}
+template <detail::ObjectCallable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
+requires std::is_arithmetic_v<R>
+[[nodiscard]] std::optional<std::vector<R>> gather_scalar_from_all_ranks(const Communicator& comm, F&& fn,
+                                                                         int root = 0) {
+  return detail::gather_from_all_ranks_on(detail::object_comm(comm, "gather_scalar_from_all_ranks", root), fn,
+                                          root);
 }
 
 /// axolotl `reduce_and_broadcast`: `fn1()` runs on every rank, rank 0 calls `fn2(values)` on
 /// all of them (indexed by rank, inside a MainProcessContext) and its result reaches every rank.
 /// An exception in `fn1` on any rank, or in `fn2`, becomes Error on every rank. Solo:
 /// `fn2({fn1()})`.
-template <class F1, class F2, class V = std::remove_cvref_t<std::invoke_result_t<F1&>>,
+template <detail::ObjectCallable F1, class F2, class V = std::remove_cvref_t<std::invoke_result_t<F1&>>,
           class R = std::remove_cvref_t<std::invoke_result_t<F2&, std::vector<V>>>>
 requires detail::ObjectValue<V> && detail::ObjectValue<R>
 [[nodiscard]] R reduce_and_broadcast(F1&& fn1, F2&& fn2) {
-  const char* operation = "reduce_and_broadcast";
-  const auto c = detail::object_comm(operation, 0);
-  std::optional<V> mine;
-  std::exception_ptr failure = detail::capture([&] { mine.emplace(std::invoke(fn1)); });
-  if (c.solo()) {
-    std::optional<R> result;
-    if (!failure)
-      failure = detail::capture([&] { result.emplace(std::invoke(fn2, std::vector<V>{std::move(*mine)})); });
-    if (failure) detail::throw_local_failure(operation, c.rank, failure);
-    return std::move(*result);
-  }
-  const auto g = detail::gather_object<V>(operation, c, mine ? &*mine : nullptr, failure, 0);
-  std::optional<R> result;
-  failure = nullptr;
-  if (c.rank == 0) {
-    // Decoding failures count as fn2's: every rank must hear about them.
-    MainProcessContext main_only;
-    failure = detail::capture([&] { result.emplace(std::invoke(fn2, detail::decode_all(operation, c, g, *mine))); });
-  }
-  auto received = detail::broadcast_object<R>(operation, c, result ? &*result : nullptr, failure, 0,
-                                              detail::ValueSink<R>(operation, 0));
-  return received ? std::move(*received) : std::move(*result);
+  return detail::reduce_and_broadcast_on(detail::object_comm("reduce_and_broadcast", 0), fn1, fn2);
+}
+template <detail::ObjectCallable F1, class F2, class V = std::remove_cvref_t<std::invoke_result_t<F1&>>,
+          class R = std::remove_cvref_t<std::invoke_result_t<F2&, std::vector<V>>>>
+requires detail::ObjectValue<V> && detail::ObjectValue<R>
+[[nodiscard]] R reduce_and_broadcast(const Communicator& comm, F1&& fn1, F2&& fn2) {
+  return detail::reduce_and_broadcast_on(detail::object_comm(comm, "reduce_and_broadcast", 0), fn1, fn2);
 }
 
 /// ignite `all_reduce`, speechbrain `ddp_all_reduce`: every rank gets the reduction of all
@@ -238,24 +442,77 @@ requires detail::ObjectValue<V> && detail::ObjectValue<R>
 /// Solo: the reduction over this rank alone (`value`, with And/Or mapped to 0/1).
 template <detail::Reducible T>
 [[nodiscard]] T all_reduce(T value, ReduceOp op = ReduceOp::Sum) {
-  using detail::arith_kind_v;
-  if constexpr (std::is_arithmetic_v<T>) {
-    detail::all_reduce_elements(&value, 1, arith_kind_v<T>, sizeof(T), op, false);
-  } else if constexpr (std::is_same_v<T, std::map<std::string, double>>) {
-    detail::all_reduce_metrics(value, op);
-  } else {
-    using E = typename T::value_type;
-    constexpr bool check_length = !detail::is_std_array<T>::value;  // an array's length is static
-    if constexpr (std::is_same_v<E, bool> && check_length) {
-      // std::vector<bool> packs bits; reduce a byte per element.
-      std::vector<unsigned char> bytes(value.begin(), value.end());
-      detail::all_reduce_elements(bytes.data(), bytes.size(), detail::ArithKind::Bool, 1, op, true);
-      std::copy(bytes.begin(), bytes.end(), value.begin());
-    } else {
-      detail::all_reduce_elements(value.data(), value.size(), arith_kind_v<E>, sizeof(E), op, check_length);
-    }
-  }
+  detail::reduce_value_on("all_reduce", detail::object_comm("all_reduce"), value, op, -1);
   return value;
+}
+template <detail::Reducible T>
+[[nodiscard]] T all_reduce(const Communicator& comm, T value, ReduceOp op = ReduceOp::Sum) {
+  detail::reduce_value_on("all_reduce", detail::object_comm(comm, "all_reduce"), value, op, -1);
+  return value;
+}
+
+/// A ReduceOp reduces arithmetic values, std::vector / std::array of them and metrics maps only:
+/// pass a function instead (`mpidist::all_reduce(value, std::plus<>{})`) for any other type.
+template <detail::NotReducibleObject T>
+T all_reduce(const T& value, ReduceOp op = ReduceOp::Sum) = delete;
+template <detail::NotReducibleObject T>
+T all_reduce(const Communicator& comm, const T& value, ReduceOp op = ReduceOp::Sum) = delete;
+
+/// Boost.MPI `all_reduce(comm, value, op)`, mpi4py `allreduce(obj, op)`: every rank gets
+/// `(((v0 fn v1) fn v2) ... fn vN-1)`, the values of all ranks combined in rank order, for any
+/// type the object collectives carry and any associative `fn(T, T) -> T` (commutative or not:
+/// string concatenation gives the same string everywhere). `fn` runs on the group's rank 0 only
+/// (inside a MainProcessContext); an exception in it becomes Error on every rank ("rank 0
+/// failed: ..."). Solo: `value`, without calling `fn`.
+template <detail::ObjectValue T, class F>
+requires detail::ReduceFunction<F, T>
+[[nodiscard]] T all_reduce(const T& value, F&& fn) {
+  return *detail::fold_on("all_reduce", detail::object_comm("all_reduce"), value, fn, -1);
+}
+template <detail::ObjectValue T, class F>
+requires detail::ReduceFunction<F, T>
+[[nodiscard]] T all_reduce(const Communicator& comm, const T& value, F&& fn) {
+  return *detail::fold_on("all_reduce", detail::object_comm(comm, "all_reduce"), value, fn, -1);
+}
+
+/// torch `reduce`, Boost.MPI `reduce`, for objects: the reduction of every rank's `value` under
+/// `op` on root (same semantics as all_reduce: integers exact, Avg, logical And/Or, bool,
+/// element-wise vectors and arrays with the length check, metrics key-wise), std::nullopt on the
+/// other ranks. Solo: `value` (with And/Or mapped to 0/1).
+template <detail::Reducible T>
+[[nodiscard]] std::optional<T> reduce(T value, ReduceOp op, int root = 0) {
+  const auto c = detail::object_comm("reduce", root);
+  detail::reduce_value_on("reduce", c, value, op, root);
+  if (!c.solo() && c.rank != root) return std::nullopt;
+  return value;
+}
+template <detail::Reducible T>
+[[nodiscard]] std::optional<T> reduce(const Communicator& comm, T value, ReduceOp op, int root = 0) {
+  const auto c = detail::object_comm(comm, "reduce", root);
+  detail::reduce_value_on("reduce", c, value, op, root);
+  if (!c.solo() && c.rank != root) return std::nullopt;
+  return value;
+}
+
+/// A ReduceOp reduces arithmetic values, std::vector / std::array of them and metrics maps only:
+/// pass a function instead for any other type.
+template <detail::NotReducibleObject T>
+std::optional<T> reduce(const T& value, ReduceOp op, int root = 0) = delete;
+template <detail::NotReducibleObject T>
+std::optional<T> reduce(const Communicator& comm, const T& value, ReduceOp op, int root = 0) = delete;
+
+/// reduce with the caller's associative `fn(T, T) -> T`, in rank order as all_reduce(value, fn):
+/// the reduction on root, std::nullopt elsewhere. `fn` runs on root only (inside a
+/// MainProcessContext); an exception in it becomes Error on every rank. Solo: `value`.
+template <detail::ObjectValue T, class F>
+requires detail::ReduceFunction<F, T>
+[[nodiscard]] std::optional<T> reduce(const T& value, F&& fn, int root = 0) {
+  return detail::fold_on("reduce", detail::object_comm("reduce", root), value, fn, root);
+}
+template <detail::ObjectValue T, class F>
+requires detail::ReduceFunction<F, T>
+[[nodiscard]] std::optional<T> reduce(const Communicator& comm, const T& value, F&& fn, int root = 0) {
+  return detail::fold_on("reduce", detail::object_comm(comm, "reduce", root), value, fn, root);
 }
 
 }  // namespace mpidist

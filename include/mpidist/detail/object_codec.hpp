@@ -36,12 +36,14 @@ template <class E, std::size_t N>
 struct is_std_span<std::span<E, N>> : std::true_type {};
 
 /// What the object collectives accept: a complete, copyable object type that is neither a tensor
-/// view (BufferView, std::span: those go to the tensor collectives of collectives.hpp) nor a raw
-/// pointer or C array (whose bytes mean nothing on another rank).
+/// view (BufferView, std::span: those go to the tensor collectives of collectives.hpp), nor a
+/// Communicator (so a world form never takes a communicator-first call's communicator for the
+/// value), nor a raw pointer or C array (whose bytes mean nothing on another rank).
 template <class T>
 concept ObjectValue = std::is_object_v<T> && !std::is_array_v<T> && !std::is_pointer_v<T> &&
                       !std::is_member_pointer_v<T> && std::is_copy_constructible_v<T> &&
-                      !std::is_same_v<std::remove_cv_t<T>, BufferView> && !is_std_span<std::remove_cv_t<T>>::value;
+                      !std::is_same_v<std::remove_cv_t<T>, BufferView> && !is_std_span<std::remove_cv_t<T>>::value &&
+                      !std::is_same_v<std::remove_cv_t<T>, Communicator>;
 
 /// Values sent as their own bytes: trivially copyable, no pointers, no opt-out.
 template <class T>

@@ -1,5 +1,5 @@
-// Element-wise and key-wise reductions behind mpidist::all_reduce for objects. Internal;
-// implemented in lib/objects_reduce.cpp.
+// Element-wise and key-wise reductions behind mpidist::all_reduce and mpidist::reduce for objects.
+// Internal; implemented in lib/objects_reduce.cpp.
 #pragma once
 
 #include <array>
@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "mpidist/detail/object_transport.hpp"
 #include "mpidist/reduce_op.hpp"
 
 namespace mpidist::detail {
@@ -22,14 +23,17 @@ constexpr ArithKind arith_kind_v = std::is_same_v<T, bool>       ? ArithKind::Bo
                                    : std::is_signed_v<T>         ? ArithKind::Signed
                                                                  : ArithKind::Unsigned;
 
-/// In place over all ranks: `count` elements of (kind, element_size) at `data`. With
+/// In place over the ranks of `c`: `count` elements of (kind, element_size) at `data`. The result
+/// lands on every rank (root < 0) or on `root` only (the others' `data` is then unspecified). With
 /// `check_length`, the counts are first compared across ranks (Error on every rank if they
-/// differ). Local at world size 1 and inside a MainProcessContext.
-void all_reduce_elements(void* data, std::size_t count, ArithKind kind, std::size_t element_size, ReduceOp op,
-                         bool check_length);
+/// differ). Local when `c` is solo.
+void reduce_elements(const char* operation, const ObjectComm& c, void* data, std::size_t count, ArithKind kind,
+                     std::size_t element_size, ReduceOp op, bool check_length, int root);
 
-/// Key-wise in place; Error on every rank, naming the keys each rank lacks, when keys differ.
-void all_reduce_metrics(std::map<std::string, double>& metrics, ReduceOp op);
+/// Key-wise in place, on every rank (root < 0) or on root; Error on every rank, naming the keys
+/// each rank lacks, when keys differ.
+void reduce_metrics(const char* operation, const ObjectComm& c, std::map<std::string, double>& metrics, ReduceOp op,
+                    int root);
 
 template <class T>
 struct is_std_array : std::false_type {};
