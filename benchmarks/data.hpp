@@ -36,6 +36,8 @@ decltype(auto) with_dtype(mpidist::DataType dtype, F&& fn) {
     case DataType::UInt8: return fn(Tag<std::uint8_t>{});
     case DataType::Int32: return fn(Tag<std::int32_t>{});
     case DataType::Int64: return fn(Tag<std::int64_t>{});
+    case DataType::UInt32: return fn(Tag<std::uint32_t>{});
+    case DataType::UInt64: return fn(Tag<std::uint64_t>{});
   }
   throw std::logic_error("with_dtype: unknown DataType");
 }

@@ -58,6 +58,8 @@ MPI_Datatype mpi_type(DataType dtype) {
     case DataType::UInt8: return MPI_UINT8_T;
     case DataType::Int32: return MPI_INT32_T;
     case DataType::Int64: return MPI_INT64_T;
+    case DataType::UInt32: return MPI_UINT32_T;
+    case DataType::UInt64: return MPI_UINT64_T;
   }
   throw std::invalid_argument("mpi_type: unknown dtype");
 }

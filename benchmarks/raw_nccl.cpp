@@ -41,6 +41,8 @@ ncclDataType_t nccl_type(mpidist::DataType dtype) {
     case DataType::UInt8: return ncclUint8;
     case DataType::Int32: return ncclInt32;
     case DataType::Int64: return ncclInt64;
+    case DataType::UInt32: return ncclUint32;
+    case DataType::UInt64: return ncclUint64;
   }
   throw std::invalid_argument("nccl_type: unknown dtype");
 }

@@ -10,9 +10,10 @@ namespace mpidist {
 
 namespace {
 
-constexpr std::array<std::string_view, 8> dtype_names{"float16", "bfloat16", "float32", "float64",
-                                                       "int8",    "uint8",    "int32",   "int64"};
-constexpr std::array<std::size_t, 8> dtype_sizes{2, 2, 4, 8, 1, 1, 4, 8};
+// Indexed by DataType.
+constexpr std::array<std::string_view, 10> dtype_names{"float16", "bfloat16", "float32", "float64", "int8",
+                                                        "uint8",   "int32",    "int64",   "uint32",  "uint64"};
+constexpr std::array<std::size_t, 10> dtype_sizes{2, 2, 4, 8, 1, 1, 4, 8, 4, 8};
 
 // float -> binary16 with round-to-nearest-even, handling subnormals, overflow to infinity and NaN.
 std::uint16_t float_to_half_bits(float value) noexcept {
@@ -86,7 +87,8 @@ DataType dtype_from_string(std::string_view name) {
   if (name == "double") return DataType::Float64;
   if (name == "int") return DataType::Int32;
   throw Error("dtype_from_string", "unknown element type '" + std::string(name) +
-                                       "' (expected float16, bfloat16, float32, float64, int8, uint8, int32 or int64)");
+                                       "' (expected float16, bfloat16, float32, float64, int8, uint8, int32, "
+                                       "int64, uint32 or uint64)");
 }
 
 BufferView::BufferView(void* data, std::size_t count, DataType dtype) : data_(data), count_(count), dtype_(dtype) {

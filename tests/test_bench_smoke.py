@@ -25,6 +25,8 @@ def cases():
     yield 3, ["all_gather", "-d", "int64", "--in-place"] + QUICK
     yield 3, ["reduce", "-r", "2", "-o", "prod", "-d", "float64"] + QUICK
     yield 3, ["broadcast", "-r", "2", "-d", "uint8"] + QUICK
+    yield 3, ["all_reduce", "-d", "uint32", "-o", "avg"] + QUICK
+    yield 2, ["reduce_scatter", "-d", "uint64", "-o", "max"] + QUICK
     yield 3, ["object_broadcast", "-r", "2", "-d", "int32"] + QUICK
     # Groups of 2 consecutive ranks out of 4: every group checks its own result.
     for op in TENSOR_OPS:

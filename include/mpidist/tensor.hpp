@@ -12,7 +12,8 @@
 namespace mpidist {
 
 /// The element types of tensor collectives (nccl-tests' names in to_string).
-enum class DataType { Float16, BFloat16, Float32, Float64, Int8, UInt8, Int32, Int64 };
+/// UInt32 and UInt64 come last so that the earlier values keep their numbers.
+enum class DataType { Float16, BFloat16, Float32, Float64, Int8, UInt8, Int32, Int64, UInt32, UInt64 };
 
 /// IEEE 754 binary16 on the host: storage plus conversions; arithmetic goes through float.
 struct float16 {
@@ -37,25 +38,76 @@ struct bfloat16 {
 static_assert(sizeof(float16) == 2 && std::is_trivially_copyable_v<float16>);
 static_assert(sizeof(bfloat16) == 2 && std::is_trivially_copyable_v<bfloat16>);
 
-/// dtype_of<T>::value: the DataType of a C++ element type (undefined for unsupported types).
+namespace detail {
+/// Character types: integers to the compiler, text to the reader (and plain char's signedness
+/// depends on the platform), so they are not tensor elements.
+template <class T>
+inline constexpr bool is_character_v = std::is_same_v<T, char> || std::is_same_v<T, wchar_t> ||
+                                       std::is_same_v<T, char8_t> || std::is_same_v<T, char16_t> ||
+                                       std::is_same_v<T, char32_t>;
+
+/// The integer types with an NCCL counterpart: 8, 32 or 64 bits (NCCL has no 16-bit integers).
+template <class T>
+concept TensorInteger = std::is_integral_v<T> && !std::is_same_v<T, bool> && !is_character_v<T> &&
+                        (sizeof(T) == 1 || sizeof(T) == 4 || sizeof(T) == 8);
+
+template <std::size_t Bytes, bool Signed>
+constexpr DataType integer_dtype() noexcept {
+  if constexpr (Bytes == 1) return Signed ? DataType::Int8 : DataType::UInt8;
+  else if constexpr (Bytes == 4) return Signed ? DataType::Int32 : DataType::UInt32;
+  else return Signed ? DataType::Int64 : DataType::UInt64;
+}
+}  // namespace detail
+
+/// dtype_of<T>::value: the DataType of a (cv-unqualified) C++ element type; no value for other
+/// types. Integers map by size and signedness, not by name, so `long` and `long long` (either may
+/// be std::int64_t) are both Int64 and `unsigned long` is UInt64 on LP64.
 template <class T> struct dtype_of;
 template <> struct dtype_of<float16> { static constexpr DataType value = DataType::Float16; };
 template <> struct dtype_of<bfloat16> { static constexpr DataType value = DataType::BFloat16; };
 template <> struct dtype_of<float> { static constexpr DataType value = DataType::Float32; };
 template <> struct dtype_of<double> { static constexpr DataType value = DataType::Float64; };
-template <> struct dtype_of<std::int8_t> { static constexpr DataType value = DataType::Int8; };
-template <> struct dtype_of<std::uint8_t> { static constexpr DataType value = DataType::UInt8; };
-template <> struct dtype_of<std::int32_t> { static constexpr DataType value = DataType::Int32; };
-template <> struct dtype_of<std::int64_t> { static constexpr DataType value = DataType::Int64; };
-template <class T> inline constexpr DataType dtype_v = dtype_of<std::remove_cv_t<T>>::value;
+template <detail::TensorInteger T>
+struct dtype_of<T> {
+  static constexpr DataType value = detail::integer_dtype<sizeof(T), std::is_signed_v<T>>();
+};
 
 /// True for the element types above.
 template <class T>
 concept Element = requires { dtype_of<std::remove_cv_t<T>>::value; };
 
+namespace detail {
+/// dtype_of for T, or a compile error that names the problem (a bare concept failure would not).
+template <class T>
+consteval DataType element_dtype() {
+  using U = std::remove_cv_t<T>;
+  constexpr bool is_short = std::is_integral_v<U> && sizeof(U) == 2 && !is_character_v<U>;
+  constexpr bool named = std::is_same_v<U, bool> || is_character_v<U> || std::is_same_v<U, long double> || is_short;
+  static_assert(!std::is_same_v<U, bool>, "mpidist: bool is not a tensor element type; use std::uint8_t");
+  static_assert(!std::is_same_v<U, char>,
+                "mpidist: char is not a tensor element type (its signedness varies); use std::int8_t or std::uint8_t");
+  static_assert(!is_character_v<U> || std::is_same_v<U, char>,
+                "mpidist: wchar_t, char8_t, char16_t and char32_t are not tensor element types; use a fixed-width "
+                "integer such as std::uint32_t");
+  static_assert(!std::is_same_v<U, long double>,
+                "mpidist: long double is not a tensor element type (NCCL has none); use double");
+  static_assert(!is_short,
+                "mpidist: 16-bit integers are not tensor element types (NCCL has none); use std::int32_t or "
+                "std::uint32_t");
+  static_assert(Element<U> || named,  // one message per mistake
+                "mpidist: not a tensor element type; use float16, bfloat16, float, double or an 8-, 32- or 64-bit "
+                "integer");
+  if constexpr (Element<U>) return dtype_of<U>::value;
+  else return DataType::UInt8;  // unreachable: a static_assert above failed
+}
+}  // namespace detail
+
+/// The DataType of T (cv-qualifiers ignored); a named compile error for other types.
+template <class T> inline constexpr DataType dtype_v = detail::element_dtype<T>();
+
 /// Bytes per element.
 std::size_t size_of(DataType dtype) noexcept;
-/// "float16", "bfloat16", "float32", "float64", "int8", "uint8", "int32", "int64".
+/// "float16", "bfloat16", "float32", "float64", "int8", "uint8", "int32", "int64", "uint32", "uint64".
 std::string_view to_string(DataType dtype) noexcept;
 /// Inverse of to_string (also accepts nccl-tests' "half", "float", "double", "int"); throws Error.
 DataType dtype_from_string(std::string_view name);
@@ -73,6 +125,11 @@ class BufferView {
   template <Element T, std::size_t Extent>
   BufferView(std::span<T, Extent> span)
       : BufferView(const_cast<std::remove_cv_t<T>*>(span.data()), span.size(), dtype_v<T>) {}
+  /// Any other span is a compile error saying why (`all_reduce(std::span(flags))` on bools):
+  /// without this overload the call would fail as "no matching function".
+  template <class T, std::size_t Extent>
+  requires(!Element<T>)
+  BufferView(std::span<T, Extent>) : BufferView(nullptr, 0, detail::element_dtype<std::remove_cv_t<T>>()) {}
 
   void* data() const noexcept { return data_; }
   std::size_t count() const noexcept { return count_; }

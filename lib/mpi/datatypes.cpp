@@ -81,6 +81,8 @@ MPI_Datatype datatype(DataType dtype) {
     case DataType::UInt8: return MPI_UINT8_T;
     case DataType::Int32: return MPI_INT32_T;
     case DataType::Int64: return MPI_INT64_T;
+    case DataType::UInt32: return MPI_UINT32_T;
+    case DataType::UInt64: return MPI_UINT64_T;
   }
   throw Error("tensor collective", "unknown DataType " + std::to_string(static_cast<int>(dtype)));
 }
@@ -109,6 +111,8 @@ void divide(void* data, std::size_t count, DataType dtype, int divisor) {
     case DataType::UInt8: return divide_as<std::uint8_t>(data, count, divisor);
     case DataType::Int32: return divide_as<std::int32_t>(data, count, divisor);
     case DataType::Int64: return divide_as<std::int64_t>(data, count, divisor);
+    case DataType::UInt32: return divide_as<std::uint32_t>(data, count, divisor);
+    case DataType::UInt64: return divide_as<std::uint64_t>(data, count, divisor);
   }
 }
 

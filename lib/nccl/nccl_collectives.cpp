@@ -23,6 +23,8 @@ ncclDataType_t datatype(DataType dtype) {
     case DataType::UInt8: return ncclUint8;
     case DataType::Int32: return ncclInt32;
     case DataType::Int64: return ncclInt64;
+    case DataType::UInt32: return ncclUint32;
+    case DataType::UInt64: return ncclUint64;
   }
   throw Error("nccl", "element type " + std::to_string(static_cast<int>(dtype)) + " has no NCCL datatype");
 }

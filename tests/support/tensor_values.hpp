@@ -40,6 +40,8 @@ void for_each_dtype(F&& f) {
   f.template operator()<std::uint8_t>();
   f.template operator()<std::int32_t>();
   f.template operator()<std::int64_t>();
+  f.template operator()<std::uint32_t>();
+  f.template operator()<std::uint64_t>();
 }
 
 /// Rank `rank`'s value at global index `i`: in [-2, 2] ([0, 4] unsigned), or {1, 2, -1} for
