@@ -144,10 +144,8 @@ bool use_device(const OpHooks& op, const Options& o) {
 
 // The group sizes of the sweep (the world alone without --group), refused before any collective
 // when one does not fit: every rank checks the same values, so every rank refuses together.
-std::vector<int> group_sizes(const OpHooks& op, const Options& o, int world) {
+std::vector<int> group_sizes(const Options& o, int world) {
   if (o.groups.empty()) return {world};
-  if (op.objects)
-    throw std::invalid_argument(std::string(op.name) + " has no communicator form in <mpidist/objects.hpp>; drop --group");
   for (int g : o.groups)
     if (world % g != 0)
       throw std::invalid_argument("--group " + std::to_string(g) + " does not divide the " + std::to_string(world) +
@@ -206,7 +204,7 @@ SweepOutcome run_sweep(const OpHooks& op, const Options& o, std::ostream& out) {
   const bool device = use_device(op, o);
   outcome.info = describe(op, o, device);
   const bool main_rank = mpidist::rank() == 0;
-  const std::vector<int> groups = group_sizes(op, o, outcome.info.ranks);
+  const std::vector<int> groups = group_sizes(o, outcome.info.ranks);
   Run run;
   run.options = &o;
   run.dtype = o.dtype;

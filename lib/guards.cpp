@@ -24,6 +24,7 @@ void barrier() { barrier(world()); }
 void barrier(const Communicator& comm) {
   auto& group = detail::group_of(comm, "barrier");
   if (MainProcessContext::depth() > 0) return;
+  ++group.sequence;
   MPIDIST_MPI_CHECK(MPI_Barrier(group.comm));
 }
 

@@ -241,6 +241,7 @@ class Landing {
 
 namespace {
 ObjectComm object_comm(Group& group) {
+  ++group.sequence;
   const bool solo = group.topology.size == 1 || MainProcessContext::depth() > 0;
   return ObjectComm{solo ? MPI_COMM_NULL : group.comm, group.topology.rank, group.topology.size, &group.name};
 }

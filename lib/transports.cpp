@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "device_backend.hpp"
+#include "context.hpp"
 #include "device_info.hpp"
 #include "group.hpp"
 #include "mpi/host_collectives.hpp"
@@ -31,9 +32,10 @@ bool host_memory(const Call& call) { return call.device < 0 || call.count == 0; 
 bool nccl_allowed(const Call& call) {
   return nccl_built() && settings(call.name).backend != Backend::Mpi;
 }
-// Checked before the ranks agree, so that a wrong device fails every rank instead of one.
+// Checked before the ranks agree, so that a wrong device fails every rank instead of one. The
+// device follows the rank's place on its node in the world (mpidist::device()), in every group.
 void check_nccl_device(const Call& call) {
-  const int mine = rank_device(call.group->topology.local_rank);
+  const int mine = rank_device(context(call.name).topology.local_rank);
   if (call.device != mine)
     throw Error(call.name, "buffers are on cuda:" + std::to_string(call.device) + " but this rank's device is cuda:" +
                                std::to_string(mine) + " (mpidist::device())");

@@ -52,7 +52,7 @@ void run_mpidist([[maybe_unused]] Run& run) {
 #if BENCH_HAVE_OBJECTS
   with_dtype(run.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    state.result = mpidist::all_gather(as_vector<T>(state.input));
+    state.result = mpidist::all_gather(run.comm, as_vector<T>(state.input));
   });
 #endif
 }

@@ -40,7 +40,7 @@ void run_mpidist([[maybe_unused]] Run& run) {
     // reused buffer. `broadcast(const T&)` would also allocate a fresh vector per call.
     std::any& slot = run.rank == run.root ? state.input : state.result;
     auto& value = as_vector<T>(slot);
-    value = mpidist::broadcast(std::move(value), run.root);
+    value = mpidist::broadcast(run.comm, std::move(value), run.root);
   });
 #endif
 }
