@@ -26,10 +26,8 @@ Communicator split_group(Group& parent, int color, int key, std::string name) {
 
 // Every rank must pass the same list: a cheap hash comparison first, the lists only on failure.
 void check_same_members(Group& world, const char* operation, const std::vector<int>& members) {
-  std::uint64_t hash = 0xcbf29ce484222325ull;
-  for (const int r : members) hash = (hash ^ static_cast<std::uint32_t>(r)) * 0x100000001b3ull;
-  hash ^= members.size();
-  if (!extremes_across_ranks(world.control, hash).same())
+  const std::string_view bytes(reinterpret_cast<const char*>(members.data()), members.size() * sizeof(int));
+  if (!extremes_across_ranks(world.control, fnv1a(bytes)).same())
     throw Error(operation, "ranks passed different member lists (this rank: " + rank_list(members) + ")");
 }
 

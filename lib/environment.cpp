@@ -59,7 +59,7 @@ void start(int* argc, char*** argv, ThreadLevel level, MPI_Comm adopt) {
   int rank = 0;
   MPIDIST_MPI_CHECK(MPI_Comm_rank(world, &rank));
   try {
-    ctx->world = std::make_shared<Group>(world, "world", node_color(world, rank));
+    ctx->world = std::make_shared<Group>(world, "world", rank, node_color(world, rank));
   } catch (...) {
     MPI_Comm_free(&world);
     throw;

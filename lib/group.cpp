@@ -20,7 +20,8 @@ void return_errors(MPI_Comm comm) { MPIDIST_MPI_CHECK(MPI_Comm_set_errhandler(co
 
 }  // namespace
 
-Group::Group(MPI_Comm owned, std::string group_name, int node) : comm(owned), name(std::move(group_name)) {
+Group::Group(MPI_Comm owned, std::string group_name, int world_rank, int node)
+    : comm(owned), name(std::move(group_name)) {
   try {
     return_errors(comm);
     MPIDIST_MPI_CHECK(MPI_Comm_dup(comm, &control));
@@ -43,9 +44,6 @@ Group::Group(MPI_Comm owned, std::string group_name, int node) : comm(owned), na
     MPIDIST_MPI_CHECK(MPI_Bcast(where.data(), 2, MPI_INT, 0, local));
     t.node_rank = where[0];
     t.num_nodes = where[1];
-    const auto* ctx = context_if_initialized();
-    int world_rank = t.rank;  // while the world group itself is being built, this is it
-    if (ctx != nullptr && ctx->world) world_rank = ctx->world->topology.rank;
     world_ranks.resize(static_cast<std::size_t>(t.size));
     MPIDIST_MPI_CHECK(MPI_Allgather(&world_rank, 1, MPI_INT, world_ranks.data(), 1, MPI_INT, control));
   } catch (...) {
@@ -84,10 +82,21 @@ Group& world_group(const char* operation) { return *context(operation).world; }
 
 std::shared_ptr<Group> make_group(MPI_Comm owned, std::string name) {
   auto& ctx = context("new group");
-  auto group = std::make_shared<Group>(owned, std::move(name), ctx.topology.ranks[static_cast<std::size_t>(ctx.topology.rank)].node_rank);
+  auto group = std::make_shared<Group>(owned, std::move(name), ctx.topology.rank, ctx.topology.node_rank);
   std::erase_if(ctx.groups, [](const std::weak_ptr<Group>& g) { return g.expired(); });
   ctx.groups.push_back(group);
   return group;
+}
+
+void check_rank(const Group& group, const char* operation, int rank, bool local, const char* what) {
+  const auto& t = group.topology;
+  const int size = local ? t.local_size : t.size;
+  if (what == nullptr) what = local ? "local rank" : "rank";
+  if (rank < 0 || rank >= size)
+    throw Error(group.name, operation,
+                std::string(what) + " " + std::to_string(rank) + " out of range for " +
+                    (local ? "node size " : group.name == "world" ? "world size " : "group size ") +
+                    std::to_string(size));
 }
 
 std::string rank_list(const std::vector<int>& ranks) {

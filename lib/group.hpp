@@ -25,9 +25,10 @@ struct GroupTopology {
 
 class Group {
  public:
-  /// Collective over `owned`, which the group takes over (a duplicate made for it). `node_color`
-  /// is this rank's node as the world sees it (real or simulated): ranks of one node share it.
-  Group(MPI_Comm owned, std::string name, int node_color);
+  /// Collective over `owned`, which the group takes over (a duplicate made for it). `world_rank`
+  /// is this process's rank in the world; `node_color` its node as the world sees it (real or
+  /// simulated): ranks of one node share it.
+  Group(MPI_Comm owned, std::string name, int world_rank, int node_color);
   ~Group();
   Group(const Group&) = delete;
   Group& operator=(const Group&) = delete;
@@ -59,6 +60,11 @@ struct GroupAccess {
 Group& group_of(const Communicator& comm, const char* operation);
 /// The world group; Error before initialization.
 Group& world_group(const char* operation);
+
+/// Throws Error when `rank` is not in [0, size) of the group (or of its ranks on this node),
+/// naming the group: "rank 5 out of range for world size 4". `what` names the rank's role
+/// ("root rank"); by default "rank", or "local rank".
+void check_rank(const Group& group, const char* operation, int rank, bool local = false, const char* what = nullptr);
 
 /// Builds a group on `owned` (collective over it) and registers it, so finalize() frees it.
 std::shared_ptr<Group> make_group(MPI_Comm owned, std::string name);

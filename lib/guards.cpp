@@ -78,13 +78,7 @@ void agree_on_outcome(const char* operation, std::exception_ptr local) {
 int rank_in(const Communicator& comm, const char* operation) { return group_of(comm, operation).topology.rank; }
 
 void check_rank(const Communicator& comm, const char* operation, int rank, bool local) {
-  const auto& t = group_of(comm, operation).topology;
-  const int size = local ? t.local_size : t.size;
-  if (rank < 0 || rank >= size)
-    throw Error(comm.name(), operation,
-                std::string(local ? "local rank " : "rank ") + std::to_string(rank) + " out of range for " +
-                    (local ? "node size " : comm.name() == "world" ? "world size " : "group size ") +
-                    std::to_string(size));
+  check_rank(group_of(comm, operation), operation, rank, local);
 }
 
 }  // namespace detail

@@ -246,12 +246,6 @@ ObjectComm object_comm(Group& group) {
   return ObjectComm{solo ? MPI_COMM_NULL : group.comm, group.topology.rank, group.topology.size, &group.name};
 }
 
-void check_root(Group& group, const char* operation, int root) {
-  if (root < 0 || root >= group.topology.size)
-    throw Error(group.name, operation, "root rank " + std::to_string(root) + " out of range for " +
-                                           (group.name == "world" ? "world size " : "group size ") +
-                                           std::to_string(group.topology.size));
-}
 }  // namespace
 
 ObjectComm object_comm(const Communicator& comm, const char* operation) {
@@ -262,13 +256,13 @@ ObjectComm object_comm(const char* operation) { return object_comm(world_group(o
 
 ObjectComm object_comm(const Communicator& comm, const char* operation, int root) {
   auto& group = group_of(comm, operation);
-  check_root(group, operation, root);
+  check_rank(group, operation, root, false, "root rank");
   return object_comm(group);
 }
 
 ObjectComm object_comm(const char* operation, int root) {
   auto& group = world_group(operation);
-  check_root(group, operation, root);
+  check_rank(group, operation, root, false, "root rank");
   return object_comm(group);
 }
 

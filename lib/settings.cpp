@@ -55,10 +55,9 @@ double parse_timeout(const std::string& text) {
   return value;
 }
 
-// "MPIDIST_TIMEOUT differs: rank 0 has '5', rank 1 has (unset)" for every variable that differs.
-std::string describe_disagreement(MPI_Comm comm, const std::vector<Variable>& mine) {
-  std::string joined;
-  for (const auto& v : mine) joined += v.text + '\n';
+// "MPIDIST_TIMEOUT: rank 0 has '5', rank 1 has (unset)" for every variable that differs, from
+// `joined`: every variable's text, one a line, as each rank holds it.
+std::string describe_disagreement(MPI_Comm comm, const std::vector<Variable>& mine, const std::string& joined) {
   const auto all = all_gather_text(comm, joined);
   std::string text = "ranks disagree on job-wide settings (set them alike on every rank):";
   for (std::size_t i = 0; i < mine.size(); ++i) {
@@ -95,7 +94,7 @@ Settings agree_on_settings(MPI_Comm comm) {
                    }));
   std::string joined;
   for (const auto& v : mine) joined += v.text + '\n';
-  if (!extremes_across_ranks(comm, fnv1a(joined)).same()) throw Error(operation, describe_disagreement(comm, mine));
+  if (!extremes_across_ranks(comm, fnv1a(joined)).same()) throw Error(operation, describe_disagreement(comm, mine, joined));
   // Auto: check where any rank has a GPU. A mismatch would hang NCCL, and the check is cheap beside
   // a kernel launch; a CPU-only job keeps MPI's own contract (the check doubles a small call's
   // latency there). Decided for the whole job: ranks that disagree on checking would hang each other.

@@ -41,13 +41,8 @@ void check_nccl_device(const Call& call) {
                                std::to_string(mine) + " (mpidist::device())");
 }
 
-// Asked once: MPIX_Query_cuda_support does not change while the job runs.
-bool mpi_reads_device_memory() {
-  static const bool yes = cuda_aware_mpi() == "yes";
-  return yes;
-}
 // Device pointers straight to MPI when it can read them and no CPU arithmetic is needed.
-bool cuda_aware(const Call& call) { return mpi_reads_device_memory() && !mpi::needs_host_arithmetic(call); }
+bool cuda_aware(const Call& call) { return cuda_aware_mpi() == "yes" && !mpi::needs_host_arithmetic(call); }
 void run_cuda_aware(const Call& call) {
   synchronize_stream(call.name, call.stream);  // MPI reads the buffers now, from the host
   mpi::run(call);

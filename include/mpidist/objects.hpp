@@ -53,11 +53,6 @@ namespace mpidist {
 
 namespace detail {
 
-/// A callable that takes no communicator's place: the world forms of the callback functions must
-/// not match a call that passes a Communicator first.
-template <class F>
-concept ObjectCallable = Callable<F>;
-
 /// A reduction function for T, as Boost.MPI's `all_reduce(comm, value, op)` and mpi4py's
 /// `allreduce(obj, op)` take: `fn(a, b)` combines two values into one (`std::plus<>{}`, a lambda).
 template <class F, class T>
@@ -374,12 +369,12 @@ template <detail::ObjectValue T>
 /// axolotl `compute_and_broadcast`: `fn()` runs on root only (inside a MainProcessContext, so
 /// mpidist calls in it stay local) and its result reaches every rank. An exception in `fn`
 /// becomes Error on every rank ("rank R failed: ..."). Solo: runs `fn` here.
-template <detail::ObjectCallable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
+template <detail::Callable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
 requires detail::ObjectValue<R>
 [[nodiscard]] R compute_and_broadcast(F&& fn, int root = 0) {
   return detail::compute_and_broadcast_on(detail::object_comm("compute_and_broadcast", root), fn, root);
 }
-template <detail::ObjectCallable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
+template <detail::Callable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
 requires detail::ObjectValue<R>
 [[nodiscard]] R compute_and_broadcast(const Communicator& comm, F&& fn, int root = 0) {
   return detail::compute_and_broadcast_on(detail::object_comm(comm, "compute_and_broadcast", root), fn, root);
@@ -388,12 +383,12 @@ requires detail::ObjectValue<R>
 /// axolotl `gather_from_all_ranks`: `fn()` runs on every rank; root gets the results indexed by
 /// rank, the others std::nullopt. An exception in `fn` on any rank becomes Error on every rank.
 /// Solo: `{fn()}`.
-template <detail::ObjectCallable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
+template <detail::Callable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
 requires detail::ObjectValue<R>
 [[nodiscard]] std::optional<std::vector<R>> gather_from_all_ranks(F&& fn, int root = 0) {
   return detail::gather_from_all_ranks_on(detail::object_comm("gather_from_all_ranks", root), fn, root);
 }
-template <detail::ObjectCallable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
+template <detail::Callable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
 requires detail::ObjectValue<R>
 [[nodiscard]] std::optional<std::vector<R>> gather_from_all_ranks(const Communicator& comm, F&& fn, int root = 0) {
   return detail::gather_from_all_ranks_on(detail::object_comm(comm, "gather_from_all_ranks", root), fn, root);
@@ -401,12 +396,12 @@ requires detail::ObjectValue<R>
 
 /// axolotl `gather_scalar_from_all_ranks`: gather_from_all_ranks for an `fn` that returns an
 /// arithmetic scalar (a loss, a token count).
-template <detail::ObjectCallable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
+template <detail::Callable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
 requires std::is_arithmetic_v<R>
 [[nodiscard]] std::optional<std::vector<R>> gather_scalar_from_all_ranks(F&& fn, int root = 0) {
   return detail::gather_from_all_ranks_on(detail::object_comm("gather_scalar_from_all_ranks", root), fn, root);
 }
-template <detail::ObjectCallable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
+template <detail::Callable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
 requires std::is_arithmetic_v<R>
 [[nodiscard]] std::optional<std::vector<R>> gather_scalar_from_all_ranks(const Communicator& comm, F&& fn,
                                                                          int root = 0) {
@@ -418,13 +413,13 @@ requires std::is_arithmetic_v<R>
 /// all of them (indexed by rank, inside a MainProcessContext) and its result reaches every rank.
 /// An exception in `fn1` on any rank, or in `fn2`, becomes Error on every rank. Solo:
 /// `fn2({fn1()})`.
-template <detail::ObjectCallable F1, class F2, class V = std::remove_cvref_t<std::invoke_result_t<F1&>>,
+template <detail::Callable F1, class F2, class V = std::remove_cvref_t<std::invoke_result_t<F1&>>,
           class R = std::remove_cvref_t<std::invoke_result_t<F2&, std::vector<V>>>>
 requires detail::ObjectValue<V> && detail::ObjectValue<R>
 [[nodiscard]] R reduce_and_broadcast(F1&& fn1, F2&& fn2) {
   return detail::reduce_and_broadcast_on(detail::object_comm("reduce_and_broadcast", 0), fn1, fn2);
 }
-template <detail::ObjectCallable F1, class F2, class V = std::remove_cvref_t<std::invoke_result_t<F1&>>,
+template <detail::Callable F1, class F2, class V = std::remove_cvref_t<std::invoke_result_t<F1&>>,
           class R = std::remove_cvref_t<std::invoke_result_t<F2&, std::vector<V>>>>
 requires detail::ObjectValue<V> && detail::ObjectValue<R>
 [[nodiscard]] R reduce_and_broadcast(const Communicator& comm, F1&& fn1, F2&& fn2) {

@@ -11,12 +11,16 @@
 namespace mpidist::detail {
 
 std::string cuda_aware_mpi() {
+  // Asked at run time (the library loaded may differ from the headers compiled against), once:
+  // the answer does not change while the job runs, and the device path asks on every call.
+  static const std::string answer = [] {
 #if MPIDIST_HAVE_MPI_EXT && defined(MPIX_CUDA_AWARE_SUPPORT)
-  // Asked at run time: the library loaded may differ from the headers compiled against.
-  return MPIX_Query_cuda_support() ? "yes" : "no";
+    return std::string(MPIX_Query_cuda_support() ? "yes" : "no");
 #else
-  return "unknown";
+    return std::string("unknown");
 #endif
+  }();
+  return answer;
 }
 
 }  // namespace mpidist::detail

@@ -66,11 +66,10 @@ void check_distinct_gpus(const char* operation, const std::vector<GpuRecord>& al
 
 // The stream the group's collectives run on without a caller's stream: non-blocking, so it never
 // waits for (or is waited on by) the legacy default stream.
-cudaStream_t make_stream(const char* operation, int device) {
+cudaStream_t make_stream(int device) {
   cudaStream_t stream = nullptr;
   MPIDIST_CUDA_CHECK(cudaSetDevice(device));
   MPIDIST_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  (void)operation;
   return stream;
 }
 
@@ -85,7 +84,7 @@ std::shared_ptr<void> create(Group& group, const char* operation) {
   cudaStream_t stream = nullptr;
   agree_on_outcome(group.control, operation, capture([&] {
                      mine = describe_my_gpu(operation);
-                     stream = make_stream(operation, mine.device);
+                     stream = make_stream(mine.device);
                    }));
   auto release_stream = [&] { if (stream != nullptr) cudaStreamDestroy(stream); };
   try {
@@ -163,8 +162,7 @@ void split_device_communicator(Group& parent, Group* child, int color, int key) 
   int usable = comm != nullptr && comm->aborted_by().empty() ? 1 : 0;
   MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &usable, 1, MPI_INT, MPI_MIN, parent.control));
   if (usable == 0) return;
-  const char* operation = "ncclCommSplit";
-  cudaStream_t stream = child ? nccl::make_stream(operation, comm->device()) : nullptr;
+  cudaStream_t stream = child ? nccl::make_stream(comm->device()) : nullptr;
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   ncclComm_t piece = nullptr;
   const ncclResult_t rc =
