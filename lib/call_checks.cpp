@@ -108,7 +108,7 @@ void agree_on_call(const Call& call, const Transport* transport, std::exception_
     both[field_count + f] = -mine[f];
   }
   const MPI_Comm control = call.group->control;
-  const Deadline deadline(call.name);
+  const Deadline deadline(call.name, call.group);
   MPI_Request request = MPI_REQUEST_NULL;
   MPIDIST_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, both.data(), 2 * field_count, MPI_INT64_T, MPI_MAX, control, &request));
   wait_or_time_out(call.name, deadline, request, "the other ranks to join the collective");

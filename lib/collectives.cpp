@@ -3,10 +3,12 @@
 // file has no #if.
 #include "mpidist/collectives.hpp"
 
+#include <optional>
 #include <string>
 
 #include "agreement.hpp"
 #include "call_checks.hpp"
+#include "call_scope.hpp"
 #include "context.hpp"
 #include "device_backend.hpp"
 #include "device_info.hpp"
@@ -26,7 +28,16 @@ void collective(Group& group, CollectiveKind kind, const char* name, const Buffe
   const bool alone = MainProcessContext::depth() > 0;
   Call call{kind, name, in.data(), out.data(), 0, in.dtype(), op, root, stream, &group,
             alone ? 1 : group.topology.size, alone ? 0 : group.topology.rank, in.device()};
-  ++group.sequence;
+  // Numbered, fingerprinted and watched (call_scope.hpp); a local call is no collective.
+  std::optional<CallScope> scope;
+  if (!alone) {
+    const bool rooted = kind == CollectiveKind::Broadcast || kind == CollectiveKind::Reduce;
+    const bool reducing = kind == CollectiveKind::AllReduce || kind == CollectiveKind::ReduceScatter ||
+                          kind == CollectiveKind::Reduce;
+    scope.emplace(group, Fingerprint{name, kind == CollectiveKind::ReduceScatter ? out.count() : in.count(), in.bytes(),
+                                     static_cast<int>(in.dtype()), rooted ? root : -1,
+                                     reducing ? static_cast<int>(op) : -1, nullptr, 0, false});
+  }
   const Transport* transport = nullptr;
   const auto local = capture([&] {
     check_local_arguments(kind, name, in, out, op, call.size, call.rank, root);
@@ -56,6 +67,8 @@ void collective(CollectiveKind kind, const char* name, const BufferView& in, con
 
 void average_named(const Communicator* comm, std::span<const NamedBuffer> buffers, Stream stream) {
   Group& group = comm ? group_of(*comm, "average") : world_group("average");
+  std::optional<CallScope> scope;
+  if (MainProcessContext::depth() == 0) scope.emplace(group, Fingerprint{"average", buffers.size()});
   // The ranks must hold the same keys, or the per-key collectives would pair different tensors.
   std::string keys;
   for (const auto& [key, view] : buffers) keys.append(key).push_back('\n');

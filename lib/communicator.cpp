@@ -112,3 +112,20 @@ Communicator new_subgroups(int group_size) {
 }
 
 }  // namespace mpidist
+
+namespace mpidist {
+
+void Communicator::set_timeout(std::chrono::duration<double> timeout) const {
+  auto& group = detail::group_of(*this, "set_timeout");
+  if (!(timeout.count() >= 0.0))
+    throw Error(group.name, "set_timeout", "timeout must be >= 0 seconds, got " + std::to_string(timeout.count()));
+  group.timeout_seconds = timeout.count();
+}
+
+std::chrono::duration<double> Communicator::timeout() const {
+  auto& group = detail::group_of(*this, "timeout");
+  return std::chrono::duration<double>(group.timeout_seconds >= 0 ? group.timeout_seconds
+                                                                   : detail::settings("timeout").timeout_seconds);
+}
+
+}  // namespace mpidist

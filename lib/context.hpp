@@ -5,15 +5,20 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <vector>
 
+#include "flight_recorder.hpp"
 #include "group.hpp"
+#include "progress_board.hpp"
 #include "mpidist/topology.hpp"
 #include "settings.hpp"
 
 namespace mpidist::detail {
+
+class Watchdog;
 
 struct Context {
   std::shared_ptr<Group> world;      // duplicate of the communicator mpidist was given
@@ -22,12 +27,23 @@ struct Context {
   bool owns_mpi = false;             // mpidist called MPI_Init_thread and must finalize
   std::vector<std::weak_ptr<Group>> groups;       // every group made, freed at finalize()
   std::vector<std::function<void()>> finalizers;  // run in reverse order before the groups go
+  std::uint64_t groups_made = 0;         // serial of the last group made (Group::key)
+  int thread_level = MPI_THREAD_SINGLE;  // what MPI provides
+  std::uintptr_t init_thread = 0;        // this_thread_token() of the initializing thread
+  // No silent hangs: every rank's progress where its host peers can read it, the ring of recent
+  // calls, and the thread that watches both (watchdog.hpp).
+  std::unique_ptr<ProgressBoard> board;
+  std::unique_ptr<FlightRecorder> recorder;
+  std::unique_ptr<Watchdog> watchdog;
+  std::atomic<bool> timed_out{false};    // a wait gave up: finalize() must not wait for the others
 };
 
 /// The live context; throws Error("<operation>: mpidist is not initialized ...") otherwise.
 Context& context(const char* operation);
 /// The live context or nullptr: for code that must not throw (error messages, destructors).
 Context* context_if_initialized() noexcept;
+/// Makes `group` known to the flight recorder and the watchdog.
+void watch_group(Context& ctx, Group& group);
 /// Registers cleanup (process-wide CUDA streams) to run at finalize().
 void at_finalize(std::function<void()> cleanup);
 

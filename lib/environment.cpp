@@ -5,8 +5,14 @@
 #include <exception>
 #include <memory>
 
+#include <sys/stat.h>
+
+#include "call_scope.hpp"
 #include "context.hpp"
+#include "fatal_signals.hpp"
+#include "final_check.hpp"
 #include "mpi_check.hpp"
+#include "watchdog.hpp"
 #include "mpidist/error.hpp"
 #include "rank_prefix.hpp"
 
@@ -32,6 +38,8 @@ std::terminate_handler g_previous_terminate = nullptr;
   }
   abort_job(message.c_str());
 }
+
+void start_watching(Context& ctx);
 
 void start(int* argc, char*** argv, ThreadLevel level, MPI_Comm adopt) {
   if (g_context) return;
@@ -67,8 +75,23 @@ void start(int* argc, char*** argv, ThreadLevel level, MPI_Comm adopt) {
   // Settings are agreed before anything depends on them; a disagreement is an Error everywhere.
   ctx->settings = agree_on_settings(ctx->world->control);
   discover_topology(*ctx);
+  MPIDIST_MPI_CHECK(MPI_Query_thread(&ctx->thread_level));
+  ctx->init_thread = this_thread_token();
+  start_watching(*ctx);
   g_context = std::move(ctx);
   g_previous_terminate = std::set_terminate(terminate_with_abort);
+  install_signal_handlers();
+}
+
+// The flight recorder and the watchdog (watchdog.hpp): collective over the world.
+void start_watching(Context& ctx) {
+  const auto& s = ctx.settings;
+  if (!s.trace_dir.empty()) ::mkdir(s.trace_dir.c_str(), 0700);  // the user's choice; kept private when made here
+  ctx.board = std::make_unique<ProgressBoard>(ctx.world->control, ctx.topology.rank, s.trace_entries,
+                                              ctx.topology.hostname.c_str());
+  ctx.recorder = std::make_unique<FlightRecorder>(ctx.board->mine(), ctx.topology.world_size, s.trace_dir);
+  watch_group(ctx, *ctx.world);
+  ctx.watchdog = std::make_unique<Watchdog>(ctx, s.stall_warn_seconds);
 }
 
 }  // namespace
@@ -85,9 +108,12 @@ Context* context_if_initialized() noexcept { return g_context.get(); }
 void at_finalize(std::function<void()> cleanup) { context("at_finalize").finalizers.push_back(std::move(cleanup)); }
 
 void abort_job(const char* message) noexcept {
-  std::fprintf(stderr, "mpidist: %s%s; aborting the job so that the other ranks do not hang\n",
-               rank_prefix().c_str(), message);
+  const bool dumped = g_context && g_context->recorder && g_context->recorder->dump("error", message);
+  std::fprintf(stderr, "mpidist: %s%s; aborting the job so that the other ranks do not hang%s%s\n",
+               rank_prefix().c_str(), message, dumped ? "; flight recorder: " : "",
+               dumped ? g_context->recorder->dump_path().c_str() : "");
   std::fflush(stderr);
+  if (g_context && g_context->recorder) g_context->recorder->record().header.reported.store(1);
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
@@ -128,11 +154,22 @@ void initialize(MPI_Comm comm) {
 void finalize() {
   auto& ctx = detail::g_context;
   if (!ctx) return;
+  if (ctx->timed_out.load() && ctx->topology.world_size > 1) {
+    // MPI_Finalize would wait for the rank that never came; the job has failed already.
+    detail::abort_job("finalize: a collective timed out earlier in this job, so MPI_Finalize would wait for the "
+                      "ranks that never arrived");
+  }
+  // Under the watchdog: a rank that skipped a collective, or made another, is named here.
+  detail::check_at_finalize(*ctx);
+  ctx->watchdog->stop();
+  ctx->recorder->record().header.finished.store(1);
   // Groups first (their NCCL communicators and staging memory), the world last; handles the
   // application still holds become inert.
   for (auto& weak : ctx->groups)
     if (auto group = weak.lock()) group->release();
   ctx->world->release();
+  ctx->board->release();
+  ctx->recorder->rebind(ctx->board->mine());
   for (auto it = ctx->finalizers.rbegin(); it != ctx->finalizers.rend(); ++it) {
     try {
       (*it)();
@@ -141,6 +178,7 @@ void finalize() {
     }
   }
   const bool owns_mpi = ctx->owns_mpi;
+  detail::remove_signal_handlers();
   ctx.reset();
   std::set_terminate(detail::g_previous_terminate);
   int finalized = 0;
@@ -153,6 +191,7 @@ void sync() {
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   if (finalized) {
+    detail::remove_signal_handlers();
     detail::g_context.reset();  // its communicators died with MPI (Group::release knows)
     std::set_terminate(detail::g_previous_terminate);
   } else if (initialized && !detail::g_context) {

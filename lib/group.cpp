@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "agreement.hpp"
 #include "context.hpp"
 #include "mpi_check.hpp"
 #include "mpidist/error.hpp"
@@ -20,7 +21,7 @@ void return_errors(MPI_Comm comm) { MPIDIST_MPI_CHECK(MPI_Comm_set_errhandler(co
 
 }  // namespace
 
-Group::Group(MPI_Comm owned, std::string group_name, int world_rank, int node)
+Group::Group(MPI_Comm owned, std::string group_name, int world_rank, int node, std::uint64_t serial)
     : comm(owned), name(std::move(group_name)) {
   try {
     return_errors(comm);
@@ -46,6 +47,11 @@ Group::Group(MPI_Comm owned, std::string group_name, int world_rank, int node)
     t.num_nodes = where[1];
     world_ranks.resize(static_cast<std::size_t>(t.size));
     MPIDIST_MPI_CHECK(MPI_Allgather(&world_rank, 1, MPI_INT, world_ranks.data(), 1, MPI_INT, control));
+    // The identity the watchdog and the trace use across ranks: name, members and the members'
+    // largest serial (two groups of the same members made one after the other differ in it).
+    auto largest = static_cast<unsigned long long>(serial);
+    MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, control));
+    key = fnv1a(name + rank_list(world_ranks) + "#" + std::to_string(largest)) | 1u;  // never 0: 0 marks a free slot
   } catch (...) {
     release();
     throw;
@@ -55,6 +61,7 @@ Group::Group(MPI_Comm owned, std::string group_name, int world_rank, int node)
 Group::~Group() { release(); }
 
 void Group::release() noexcept {
+  if (Context* ctx = context_if_initialized(); ctx != nullptr && ctx->recorder && !released()) ctx->recorder->untrack(key);
   int finalized = 0;
   MPI_Finalized(&finalized);
   // Device resources first: their deleters may still need the group (NCCL teardown).
@@ -82,10 +89,16 @@ Group& world_group(const char* operation) { return *context(operation).world; }
 
 std::shared_ptr<Group> make_group(MPI_Comm owned, std::string name) {
   auto& ctx = context("new group");
-  auto group = std::make_shared<Group>(owned, std::move(name), ctx.topology.rank, ctx.topology.node_rank);
+  auto group = std::make_shared<Group>(owned, std::move(name), ctx.topology.rank, ctx.topology.node_rank, ++ctx.groups_made);
+  watch_group(ctx, *group);
   std::erase_if(ctx.groups, [](const std::weak_ptr<Group>& g) { return g.expired(); });
   ctx.groups.push_back(group);
   return group;
+}
+
+void watch_group(Context& ctx, Group& group) {
+  if (ctx.recorder)
+    group.progress_slot = ctx.recorder->track(group.key, group.name, group.world_ranks, group.topology.rank);
 }
 
 void check_rank(const Group& group, const char* operation, int rank, bool local, const char* what) {

@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -27,8 +28,9 @@ class Group {
  public:
   /// Collective over `owned`, which the group takes over (a duplicate made for it). `world_rank`
   /// is this process's rank in the world; `node_color` its node as the world sees it (real or
-  /// simulated): ranks of one node share it.
-  Group(MPI_Comm owned, std::string name, int world_rank, int node_color);
+  /// simulated): ranks of one node share it. `serial` counts the groups this process made before:
+  /// with the members' largest serial it makes `key` unique among groups of the same members.
+  Group(MPI_Comm owned, std::string name, int world_rank, int node_color, std::uint64_t serial = 0);
   ~Group();
   Group(const Group&) = delete;
   Group& operator=(const Group&) = delete;
@@ -45,6 +47,15 @@ class Group {
   std::vector<int> world_ranks;      // world rank of every group rank
   std::string name;
   std::uint64_t sequence = 0;        // collectives started on this group
+  // The watchdog's view (call_scope.hpp): the group's identity across ranks, its progress slot,
+  // the running fingerprint hash, its own timeout and why it broke.
+  std::uint64_t key = 0;             // hash of name and members: the same on every member
+  int progress_slot = -1;            // in this rank's RankRecord, -1 when untracked
+  std::uint64_t hash = 0;
+  double timeout_seconds = -1;       // set_timeout(); negative: the job's MPIDIST_TIMEOUT
+  std::string broken;                // why the group can no longer be used; empty while healthy
+  std::atomic<std::uintptr_t> owner{0};  // the thread inside a collective on it, 0 when none
+  std::uint64_t monitored_barriers = 0;  // monitored_barrier calls, numbering their messages
   // Device resources, created lazily by lib/nccl and lib/cuda (type-erased: no CUDA type here).
   std::shared_ptr<void> nccl;
   std::shared_ptr<void> staging;

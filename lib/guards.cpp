@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "call_scope.hpp"
 #include "context.hpp"
 #include "mpi_check.hpp"
 #include "mpidist/error.hpp"
@@ -24,7 +25,7 @@ void barrier() { barrier(world()); }
 void barrier(const Communicator& comm) {
   auto& group = detail::group_of(comm, "barrier");
   if (MainProcessContext::depth() > 0) return;
-  ++group.sequence;
+  detail::CallScope scope(group, detail::Fingerprint{"barrier"});
   MPIDIST_MPI_CHECK(MPI_Barrier(group.comm));
 }
 
@@ -64,6 +65,7 @@ void agree_on_outcome(Group& group, const char* operation, std::exception_ptr lo
     if (local) std::rethrow_exception(local);
     return;
   }
+  CallScope scope(group, Fingerprint{operation});
   agree_on_outcome(group.control, operation, local);
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "call_scope.hpp"
 #include "context.hpp"
 #include "group.hpp"
 #include "mpi_check.hpp"
@@ -240,30 +241,35 @@ class Landing {
 }  // namespace
 
 namespace {
-ObjectComm object_comm(Group& group) {
-  ++group.sequence;
-  const bool solo = group.topology.size == 1 || MainProcessContext::depth() > 0;
-  return ObjectComm{solo ? MPI_COMM_NULL : group.comm, group.topology.rank, group.topology.size, &group.name};
+ObjectComm object_comm(Group& group, ObjectType type, const char* operation, int root) {
+  const bool local = MainProcessContext::depth() > 0;
+  const bool solo = group.topology.size == 1 || local;
+  // Numbered and watched like every collective; local calls inside a MainProcessContext are none.
+  return ObjectComm{solo ? MPI_COMM_NULL : group.comm, group.topology.rank, group.topology.size, &group.name,
+                    local ? ObjectCall{}
+                          : ObjectCall(start_call(group, Fingerprint{operation, 1, 0, -1, root, -1, type.name, type.tag}))};
 }
 
 }  // namespace
 
-ObjectComm object_comm(const Communicator& comm, const char* operation) {
-  return object_comm(group_of(comm, operation));
+ObjectComm object_comm(ObjectType type, const Communicator& comm, const char* operation) {
+  return object_comm(group_of(comm, operation), type, operation, -1);
 }
 
-ObjectComm object_comm(const char* operation) { return object_comm(world_group(operation)); }
+ObjectComm object_comm(ObjectType type, const char* operation) {
+  return object_comm(world_group(operation), type, operation, -1);
+}
 
-ObjectComm object_comm(const Communicator& comm, const char* operation, int root) {
+ObjectComm object_comm(ObjectType type, const Communicator& comm, const char* operation, int root) {
   auto& group = group_of(comm, operation);
   check_rank(group, operation, root, false, "root rank");
-  return object_comm(group);
+  return object_comm(group, type, operation, root);
 }
 
-ObjectComm object_comm(const char* operation, int root) {
+ObjectComm object_comm(ObjectType type, const char* operation, int root) {
   auto& group = world_group(operation);
   check_rank(group, operation, root, false, "root rank");
-  return object_comm(group);
+  return object_comm(group, type, operation, root);
 }
 
 std::size_t max_message_bytes() noexcept {

@@ -46,13 +46,22 @@ std::optional<Backend> parse_backend(const std::string& text) {
   throw Error(operation, "MPIDIST_BACKEND='" + text + "' is not one of mpi, nccl, auto");
 }
 
-double parse_timeout(const std::string& text) {
-  if (text.empty()) return default_timeout_seconds;
+double parse_seconds(const char* name, const std::string& text, double fallback) {
+  if (text.empty()) return fallback;
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
   if (*end != '\0' || !(value >= 0.0) || value > 1e9)
-    throw Error(operation, "MPIDIST_TIMEOUT must be a number of seconds >= 0, got '" + text + "'");
+    throw Error(operation, std::string(name) + " must be a number of seconds >= 0, got '" + text + "'");
   return value;
+}
+
+std::uint32_t parse_entries(const std::string& text) {
+  if (text.empty()) return 2000;
+  char* end = nullptr;
+  const long value = std::strtol(text.c_str(), &end, 10);
+  if (*end != '\0' || value < 1 || value > 1'000'000)
+    throw Error(operation, "MPIDIST_TRACE_ENTRIES must be a whole number from 1 to 1000000, got '" + text + "'");
+  return static_cast<std::uint32_t>(value);
 }
 
 // "MPIDIST_TIMEOUT: rank 0 has '5', rank 1 has (unset)" for every variable that differs, from
@@ -84,13 +93,19 @@ std::string describe_disagreement(MPI_Comm comm, const std::vector<Variable>& mi
 Settings agree_on_settings(MPI_Comm comm) {
   const std::vector<Variable> mine{{"MPIDIST_VALIDATE", read("MPIDIST_VALIDATE")},
                                    {"MPIDIST_BACKEND", read("MPIDIST_BACKEND")},
-                                   {"MPIDIST_TIMEOUT", read("MPIDIST_TIMEOUT")}};
+                                   {"MPIDIST_TIMEOUT", read("MPIDIST_TIMEOUT")},
+                                   {"MPIDIST_STALL_WARN", read("MPIDIST_STALL_WARN")},
+                                   {"MPIDIST_TRACE_ENTRIES", read("MPIDIST_TRACE_ENTRIES")},
+                                   {"MPIDIST_TRACE_DIR", read("MPIDIST_TRACE_DIR")}};
   Settings settings;
   std::optional<bool> validate;
   agree_on_outcome(comm, operation, capture([&] {
                      validate = parse_validate(mine[0].text);
                      settings.backend = parse_backend(mine[1].text);
-                     settings.timeout_seconds = parse_timeout(mine[2].text);
+                     settings.timeout_seconds = parse_seconds("MPIDIST_TIMEOUT", mine[2].text, default_timeout_seconds);
+                     settings.stall_warn_seconds = parse_seconds("MPIDIST_STALL_WARN", mine[3].text, 0);
+                     settings.trace_entries = parse_entries(mine[4].text);
+                     settings.trace_dir = mine[5].text;
                    }));
   std::string joined;
   for (const auto& v : mine) joined += v.text + '\n';

@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -21,8 +22,15 @@ struct Settings {
   bool validate = false;
   /// MPIDIST_BACKEND for device memory: mpi or nccl; nullopt is auto.
   std::optional<Backend> backend;
-  /// MPIDIST_TIMEOUT: how long a blocking wait lasts before it raises Error; 0 waits forever.
+  /// MPIDIST_TIMEOUT: how long a collective may wait for the other ranks before the watchdog ends
+  /// the job (and a polled wait raises Error); 0 waits forever.
   double timeout_seconds = default_timeout_seconds;
+  /// MPIDIST_STALL_WARN: after this many seconds a waiting collective logs who is missing, once; 0: off.
+  double stall_warn_seconds = 0;
+  /// MPIDIST_TRACE_ENTRIES: calls the flight recorder keeps per process.
+  std::uint32_t trace_entries = 2000;
+  /// MPIDIST_TRACE_DIR: where dumps go; "" keeps them in memory only.
+  std::string trace_dir;
 };
 
 /// Collective over `comm`: parses the variables on every rank, then checks that all ranks hold the

@@ -1,21 +1,39 @@
 #include "timeout.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
 
+#include "context.hpp"
+#include "group.hpp"
 #include "mpi_check.hpp"
 #include "mpidist/error.hpp"
 #include "settings.hpp"
 
 namespace mpidist::detail {
 
-Deadline::Deadline(const char* operation) : seconds_(settings(operation).timeout_seconds) {
+Deadline::Deadline(const char* operation, Group* group)
+    : seconds_(group != nullptr && group->timeout_seconds >= 0 ? group->timeout_seconds : settings(operation).timeout_seconds),
+      group_(group) {
   end_ = std::chrono::steady_clock::now() +
          std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds_));
 }
 
 bool Deadline::passed() const { return seconds_ > 0.0 && std::chrono::steady_clock::now() >= end_; }
+
+void Deadline::time_out(const char* operation, const char* what) const {
+  char limit[32];
+  std::snprintf(limit, sizeof limit, "%g", seconds_);
+  const std::string why = std::string("timed out after ") + limit + " s waiting for " + what +
+                          " (MPIDIST_TIMEOUT); a rank may have stopped calling collectives or died";
+  if (Context* ctx = context_if_initialized()) ctx->timed_out.store(true);
+  if (group_ != nullptr) {
+    group_->broken = operation + std::string(" ") + why;
+    throw Error(group_->name, operation, why + ". The communicator can no longer be used");
+  }
+  throw Error(operation, why + ". The communicator can no longer be used");
+}
 
 void wait_or_time_out(const char* operation, const Deadline& deadline, MPI_Request& request, const char* what) {
   for (unsigned polls = 0;; ++polls) {
@@ -23,10 +41,7 @@ void wait_or_time_out(const char* operation, const Deadline& deadline, MPI_Reque
     MPIDIST_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
     if (done) return;
     // Reading the clock every poll would dominate small collectives; every 256th is plenty.
-    if (polls % 256 == 255 && deadline.passed())
-      throw Error(operation, "timed out after " + std::to_string(static_cast<int>(deadline.seconds())) +
-                                 " s waiting for " + what + " (MPIDIST_TIMEOUT); a rank may have stopped calling "
-                                 "collectives or died. The communicator can no longer be used");
+    if (polls % 256 == 255 && deadline.passed()) deadline.time_out(operation, what);
     std::this_thread::yield();  // ranks oversubscribing cores must let the others progress
   }
 }

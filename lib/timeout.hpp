@@ -8,15 +8,22 @@
 
 namespace mpidist::detail {
 
-/// A point in time MPIDIST_TIMEOUT seconds (the job's setting) from now, and whether it has passed.
+class Group;
+
+/// A point in time the timeout of `group` (set_timeout, else MPIDIST_TIMEOUT) from now, and
+/// whether it has passed.
 class Deadline {
  public:
-  explicit Deadline(const char* operation);
+  explicit Deadline(const char* operation, Group* group = nullptr);
   bool passed() const;
   double seconds() const noexcept { return seconds_; }
+  /// Throws the timeout Error for `operation`, after marking the group broken (later calls on it
+  /// fail at once) and the job timed out (finalize() will not wait for the other ranks).
+  [[noreturn]] void time_out(const char* operation, const char* what) const;
 
  private:
   double seconds_;
+  Group* group_;
   std::chrono::steady_clock::time_point end_;
 };
 

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <initializer_list>
+#include <chrono>
 #include <memory>
 #include <span>
 #include <string>
@@ -55,6 +56,11 @@ class Communicator {
   MPI_Comm native() const;
   /// "world", "world/split(color 1)", "group{0,2}", "world/local(node 1)": shown in errors and logs.
   const std::string& name() const;
+  /// How long a collective on this communicator may wait for the other ranks before the watchdog
+  /// ends the job with a report (and a polled wait raises Error). Defaults to MPIDIST_TIMEOUT;
+  /// zero waits forever. Applies to this rank's calls: set it alike on every rank.
+  void set_timeout(std::chrono::duration<double> timeout) const;
+  std::chrono::duration<double> timeout() const;
 
   /// Collective over the group, MPI_Comm_split semantics: ranks passing the same `color` form a
   /// group, ordered by `key` then by their rank here. `Communicator::undefined` gives a null result.

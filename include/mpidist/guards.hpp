@@ -1,6 +1,7 @@
 // Main-process guards and ordering scopes: run_on_main, main_process_only, zero_first, barrier.
 #pragma once
 
+#include <chrono>
 #include <concepts>
 #include <exception>
 #include <optional>
@@ -22,6 +23,14 @@ bool is_main_process();
 /// no-op inside a MainProcessContext, where only the main process runs and a barrier would deadlock.
 void barrier();
 void barrier(const Communicator& comm);
+
+/// A barrier that names who did not come (torch.distributed `monitored_barrier`, on any MPI).
+/// Waits at most `timeout` for every rank of the group; on timeout each rank that arrived raises
+/// Error listing the ranks that did not, with their hosts: all of them with `wait_all_ranks`,
+/// else the first. The job goes on: absent ranks may still arrive (they then raise Error, "the
+/// barrier had timed out") or end. Its messages travel on mpidist's own channel.
+void monitored_barrier(std::chrono::duration<double> timeout, bool wait_all_ranks = true);
+void monitored_barrier(const Communicator& comm, std::chrono::duration<double> timeout, bool wait_all_ranks = true);
 
 /// Marks code that only the main process runs (speechbrain's MAIN_PROC_ONLY counter). While one
 /// is alive on a thread, every collective that thread calls, on any communicator, acts as in a

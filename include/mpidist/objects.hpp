@@ -312,11 +312,11 @@ std::optional<T> fold_on(const char* operation, const ObjectComm& c, const T& va
 /// ranks' `value` is ignored. Solo: returns `value`.
 template <detail::ObjectValue T>
 [[nodiscard]] T broadcast(const T& value, int root = 0) {
-  return detail::broadcast_on(detail::object_comm("broadcast", root), value, root);
+  return detail::broadcast_on(detail::object_comm(detail::object_type<T>(), "broadcast", root), value, root);
 }
 template <detail::ObjectValue T>
 [[nodiscard]] T broadcast(const Communicator& comm, const T& value, int root = 0) {
-  return detail::broadcast_on(detail::object_comm(comm, "broadcast", root), value, root);
+  return detail::broadcast_on(detail::object_comm(detail::object_type<T>(), comm, "broadcast", root), value, root);
 }
 
 /// broadcast() of a value the caller gives up: root's value is moved through instead of copied,
@@ -325,33 +325,33 @@ template <detail::ObjectValue T>
 /// the same buffer: `weights = mpidist::broadcast(std::move(weights), root);`
 template <detail::ObjectValue T>
 [[nodiscard]] T broadcast(T&& value, int root = 0) {
-  return detail::broadcast_moved_on(detail::object_comm("broadcast", root), std::move(value), root);
+  return detail::broadcast_moved_on(detail::object_comm(detail::object_type<T>(), "broadcast", root), std::move(value), root);
 }
 template <detail::ObjectValue T>
 [[nodiscard]] T broadcast(const Communicator& comm, T&& value, int root = 0) {
-  return detail::broadcast_moved_on(detail::object_comm(comm, "broadcast", root), std::move(value), root);
+  return detail::broadcast_moved_on(detail::object_comm(detail::object_type<T>(), comm, "broadcast", root), std::move(value), root);
 }
 
 /// Every rank's `value`, indexed by rank, on every rank (ignite `all_gather` of numbers and
 /// strings). Solo: `{value}`.
 template <detail::ObjectValue T>
 [[nodiscard]] std::vector<T> all_gather(const T& value) {
-  return detail::all_gather_on(detail::object_comm("all_gather"), value);
+  return detail::all_gather_on(detail::object_comm(detail::object_type<T>(), "all_gather"), value);
 }
 template <detail::ObjectValue T>
 [[nodiscard]] std::vector<T> all_gather(const Communicator& comm, const T& value) {
-  return detail::all_gather_on(detail::object_comm(comm, "all_gather"), value);
+  return detail::all_gather_on(detail::object_comm(detail::object_type<T>(), comm, "all_gather"), value);
 }
 
 /// Every rank's `value`, indexed by rank, on root; std::nullopt on the other ranks. Solo:
 /// `{value}` (this process is the root of its world of one).
 template <detail::ObjectValue T>
 [[nodiscard]] std::optional<std::vector<T>> gather(const T& value, int root = 0) {
-  return detail::gather_on(detail::object_comm("gather", root), value, root);
+  return detail::gather_on(detail::object_comm(detail::object_type<T>(), "gather", root), value, root);
 }
 template <detail::ObjectValue T>
 [[nodiscard]] std::optional<std::vector<T>> gather(const Communicator& comm, const T& value, int root = 0) {
-  return detail::gather_on(detail::object_comm(comm, "gather", root), value, root);
+  return detail::gather_on(detail::object_comm(detail::object_type<T>(), comm, "gather", root), value, root);
 }
 
 /// Rank r gets root's `values[r]`; root's `values` must hold one value per rank (else Error on
@@ -359,11 +359,11 @@ template <detail::ObjectValue T>
 /// size check.
 template <detail::ObjectValue T>
 [[nodiscard]] T scatter(const std::vector<T>& values, int root = 0) {
-  return detail::scatter_on(detail::object_comm("scatter", root), values, root);
+  return detail::scatter_on(detail::object_comm(detail::object_type<T>(), "scatter", root), values, root);
 }
 template <detail::ObjectValue T>
 [[nodiscard]] T scatter(const Communicator& comm, const std::vector<T>& values, int root = 0) {
-  return detail::scatter_on(detail::object_comm(comm, "scatter", root), values, root);
+  return detail::scatter_on(detail::object_comm(detail::object_type<T>(), comm, "scatter", root), values, root);
 }
 
 /// axolotl `compute_and_broadcast`: `fn()` runs on root only (inside a MainProcessContext, so
@@ -372,12 +372,12 @@ template <detail::ObjectValue T>
 template <detail::Callable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
 requires detail::ObjectValue<R>
 [[nodiscard]] R compute_and_broadcast(F&& fn, int root = 0) {
-  return detail::compute_and_broadcast_on(detail::object_comm("compute_and_broadcast", root), fn, root);
+  return detail::compute_and_broadcast_on(detail::object_comm(detail::object_type<R>(), "compute_and_broadcast", root), fn, root);
 }
 template <detail::Callable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
 requires detail::ObjectValue<R>
 [[nodiscard]] R compute_and_broadcast(const Communicator& comm, F&& fn, int root = 0) {
-  return detail::compute_and_broadcast_on(detail::object_comm(comm, "compute_and_broadcast", root), fn, root);
+  return detail::compute_and_broadcast_on(detail::object_comm(detail::object_type<R>(), comm, "compute_and_broadcast", root), fn, root);
 }
 
 /// axolotl `gather_from_all_ranks`: `fn()` runs on every rank; root gets the results indexed by
@@ -386,12 +386,12 @@ requires detail::ObjectValue<R>
 template <detail::Callable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
 requires detail::ObjectValue<R>
 [[nodiscard]] std::optional<std::vector<R>> gather_from_all_ranks(F&& fn, int root = 0) {
-  return detail::gather_from_all_ranks_on(detail::object_comm("gather_from_all_ranks", root), fn, root);
+  return detail::gather_from_all_ranks_on(detail::object_comm(detail::object_type<R>(), "gather_from_all_ranks", root), fn, root);
 }
 template <detail::Callable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
 requires detail::ObjectValue<R>
 [[nodiscard]] std::optional<std::vector<R>> gather_from_all_ranks(const Communicator& comm, F&& fn, int root = 0) {
-  return detail::gather_from_all_ranks_on(detail::object_comm(comm, "gather_from_all_ranks", root), fn, root);
+  return detail::gather_from_all_ranks_on(detail::object_comm(detail::object_type<R>(), comm, "gather_from_all_ranks", root), fn, root);
 }
 
 /// axolotl `gather_scalar_from_all_ranks`: gather_from_all_ranks for an `fn` that returns an
@@ -399,13 +399,13 @@ requires detail::ObjectValue<R>
 template <detail::Callable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
 requires std::is_arithmetic_v<R>
 [[nodiscard]] std::optional<std::vector<R>> gather_scalar_from_all_ranks(F&& fn, int root = 0) {
-  return detail::gather_from_all_ranks_on(detail::object_comm("gather_scalar_from_all_ranks", root), fn, root);
+  return detail::gather_from_all_ranks_on(detail::object_comm(detail::object_type<R>(), "gather_scalar_from_all_ranks", root), fn, root);
 }
 template <detail::Callable F, class R = std::remove_cvref_t<std::invoke_result_t<F&>>>
 requires std::is_arithmetic_v<R>
 [[nodiscard]] std::optional<std::vector<R>> gather_scalar_from_all_ranks(const Communicator& comm, F&& fn,
                                                                          int root = 0) {
-  return detail::gather_from_all_ranks_on(detail::object_comm(comm, "gather_scalar_from_all_ranks", root), fn,
+  return detail::gather_from_all_ranks_on(detail::object_comm(detail::object_type<R>(), comm, "gather_scalar_from_all_ranks", root), fn,
                                           root);
 }
 
@@ -417,13 +417,13 @@ template <detail::Callable F1, class F2, class V = std::remove_cvref_t<std::invo
           class R = std::remove_cvref_t<std::invoke_result_t<F2&, std::vector<V>>>>
 requires detail::ObjectValue<V> && detail::ObjectValue<R>
 [[nodiscard]] R reduce_and_broadcast(F1&& fn1, F2&& fn2) {
-  return detail::reduce_and_broadcast_on(detail::object_comm("reduce_and_broadcast", 0), fn1, fn2);
+  return detail::reduce_and_broadcast_on(detail::object_comm(detail::object_type<V>(), "reduce_and_broadcast", 0), fn1, fn2);
 }
 template <detail::Callable F1, class F2, class V = std::remove_cvref_t<std::invoke_result_t<F1&>>,
           class R = std::remove_cvref_t<std::invoke_result_t<F2&, std::vector<V>>>>
 requires detail::ObjectValue<V> && detail::ObjectValue<R>
 [[nodiscard]] R reduce_and_broadcast(const Communicator& comm, F1&& fn1, F2&& fn2) {
-  return detail::reduce_and_broadcast_on(detail::object_comm(comm, "reduce_and_broadcast", 0), fn1, fn2);
+  return detail::reduce_and_broadcast_on(detail::object_comm(detail::object_type<V>(), comm, "reduce_and_broadcast", 0), fn1, fn2);
 }
 
 /// ignite `all_reduce`, speechbrain `ddp_all_reduce`: every rank gets the reduction of all
@@ -437,12 +437,12 @@ requires detail::ObjectValue<V> && detail::ObjectValue<R>
 /// Solo: the reduction over this rank alone (`value`, with And/Or mapped to 0/1).
 template <detail::Reducible T>
 [[nodiscard]] T all_reduce(T value, ReduceOp op = ReduceOp::Sum) {
-  detail::reduce_value_on("all_reduce", detail::object_comm("all_reduce"), value, op, -1);
+  detail::reduce_value_on("all_reduce", detail::object_comm(detail::object_type<T>(), "all_reduce"), value, op, -1);
   return value;
 }
 template <detail::Reducible T>
 [[nodiscard]] T all_reduce(const Communicator& comm, T value, ReduceOp op = ReduceOp::Sum) {
-  detail::reduce_value_on("all_reduce", detail::object_comm(comm, "all_reduce"), value, op, -1);
+  detail::reduce_value_on("all_reduce", detail::object_comm(detail::object_type<T>(), comm, "all_reduce"), value, op, -1);
   return value;
 }
 
@@ -462,12 +462,12 @@ T all_reduce(const Communicator& comm, const T& value, ReduceOp op = ReduceOp::S
 template <detail::ObjectValue T, class F>
 requires detail::ReduceFunction<F, T>
 [[nodiscard]] T all_reduce(const T& value, F&& fn) {
-  return *detail::fold_on("all_reduce", detail::object_comm("all_reduce"), value, fn, -1);
+  return *detail::fold_on("all_reduce", detail::object_comm(detail::object_type<T>(), "all_reduce"), value, fn, -1);
 }
 template <detail::ObjectValue T, class F>
 requires detail::ReduceFunction<F, T>
 [[nodiscard]] T all_reduce(const Communicator& comm, const T& value, F&& fn) {
-  return *detail::fold_on("all_reduce", detail::object_comm(comm, "all_reduce"), value, fn, -1);
+  return *detail::fold_on("all_reduce", detail::object_comm(detail::object_type<T>(), comm, "all_reduce"), value, fn, -1);
 }
 
 /// torch `reduce`, Boost.MPI `reduce`, for objects: the reduction of every rank's `value` under
@@ -476,14 +476,14 @@ requires detail::ReduceFunction<F, T>
 /// other ranks. Solo: `value` (with And/Or mapped to 0/1).
 template <detail::Reducible T>
 [[nodiscard]] std::optional<T> reduce(T value, ReduceOp op, int root = 0) {
-  const auto c = detail::object_comm("reduce", root);
+  const auto c = detail::object_comm(detail::object_type<T>(), "reduce", root);
   detail::reduce_value_on("reduce", c, value, op, root);
   if (!c.solo() && c.rank != root) return std::nullopt;
   return value;
 }
 template <detail::Reducible T>
 [[nodiscard]] std::optional<T> reduce(const Communicator& comm, T value, ReduceOp op, int root = 0) {
-  const auto c = detail::object_comm(comm, "reduce", root);
+  const auto c = detail::object_comm(detail::object_type<T>(), comm, "reduce", root);
   detail::reduce_value_on("reduce", c, value, op, root);
   if (!c.solo() && c.rank != root) return std::nullopt;
   return value;
@@ -502,12 +502,12 @@ std::optional<T> reduce(const Communicator& comm, const T& value, ReduceOp op, i
 template <detail::ObjectValue T, class F>
 requires detail::ReduceFunction<F, T>
 [[nodiscard]] std::optional<T> reduce(const T& value, F&& fn, int root = 0) {
-  return detail::fold_on("reduce", detail::object_comm("reduce", root), value, fn, root);
+  return detail::fold_on("reduce", detail::object_comm(detail::object_type<T>(), "reduce", root), value, fn, root);
 }
 template <detail::ObjectValue T, class F>
 requires detail::ReduceFunction<F, T>
 [[nodiscard]] std::optional<T> reduce(const Communicator& comm, const T& value, F&& fn, int root = 0) {
-  return detail::fold_on("reduce", detail::object_comm(comm, "reduce", root), value, fn, root);
+  return detail::fold_on("reduce", detail::object_comm(detail::object_type<T>(), comm, "reduce", root), value, fn, root);
 }
 
 }  // namespace mpidist

@@ -76,6 +76,12 @@ std::uint64_t type_tag() {
   return tag;
 }
 
+/// T as object calls fingerprint it.
+template <class T>
+ObjectType object_type() {
+  return ObjectType{type_tag<T>(), typeid(T).name()};
+}
+
 /// A value's bytes: a view of the value itself (ByteCopyable, ContiguousBytes) or of the archive
 /// it was serialized into.
 class Encoded {

@@ -10,30 +10,56 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mpidist/communicator.hpp"
+#include "mpidist/detail/call_ticket.hpp"
 
 namespace mpidist::detail {
 
 /// The communicator an object collective talks over, or none (solo): in a group of one and inside
 /// a MainProcessContext every object collective is local and sends no message. rank and size are
 /// the group's either way.
+/// An object call in flight: numbered, fingerprinted and watched (lib/call_scope.hpp) from
+/// object_comm() until the ObjectComm holding it goes, at the end of the public call.
+class ObjectCall {
+ public:
+  ObjectCall() = default;
+  explicit ObjectCall(const CallTicket& ticket) noexcept : ticket_(ticket), uncaught_(std::uncaught_exceptions()) {}
+  ObjectCall(ObjectCall&& other) noexcept : ticket_(std::exchange(other.ticket_, CallTicket{})), uncaught_(other.uncaught_) {}
+  ObjectCall& operator=(ObjectCall&&) = delete;
+  ~ObjectCall() {
+    if (ticket_.group != nullptr) finish_call(ticket_, std::uncaught_exceptions() > uncaught_);
+  }
+
+ private:
+  CallTicket ticket_;
+  int uncaught_ = 0;
+};
+
+/// What an object call carries, for its fingerprint: the same on every rank of one program.
+struct ObjectType {
+  std::uint64_t tag = 0;
+  const char* name = nullptr;
+};
+
 struct ObjectComm {
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0;
   int size = 1;
   const std::string* name = nullptr;  // the communicator's name, for errors
+  ObjectCall call;                    // ends when the public call returns or throws
   bool solo() const noexcept { return comm == MPI_COMM_NULL; }
 };
 
-/// Says whether and over what `operation` communicates: on `comm`, or on the world.
-ObjectComm object_comm(const Communicator& comm, const char* operation);
-ObjectComm object_comm(const char* operation);
+/// Says whether and over what `operation` (carrying `type`) communicates: on `comm`, or on the world.
+ObjectComm object_comm(ObjectType type, const Communicator& comm, const char* operation);
+ObjectComm object_comm(ObjectType type, const char* operation);
 /// The same, after validating `root`: a bad root throws the same Error on every rank before any
 /// message is sent.
-ObjectComm object_comm(const Communicator& comm, const char* operation, int root);
-ObjectComm object_comm(const char* operation, int root);
+ObjectComm object_comm(ObjectType type, const Communicator& comm, const char* operation, int root);
+ObjectComm object_comm(ObjectType type, const char* operation, int root);
 
 /// What one rank contributes: its encoded value, or (failed) the text of the exception that
 /// prevented encoding it, which every receiver turns into an Error naming this rank.

@@ -1,0 +1,103 @@
+#include "call_scope.hpp"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <string>
+
+#include "agreement.hpp"
+#include "context.hpp"
+#include "group.hpp"
+#include "mpi_check.hpp"
+#include "mpidist/error.hpp"
+#include "text_collectives.hpp"
+#include "timeout.hpp"
+
+namespace mpidist::detail {
+namespace {
+
+thread_local char t_thread_marker;
+
+[[noreturn]] void refuse(Group& group, const Fingerprint& call, const std::string& why) {
+  throw Error(group.name, call.op, why);
+}
+
+// MPIDIST_VALIDATE: every rank's fingerprint must be the same before the call moves data; else
+// the same Error on every rank, each rank's call side by side.
+void agree_on_fingerprint(Group& group, const Fingerprint& call, std::uint64_t fingerprint) {
+  const std::int64_t mine = static_cast<std::int64_t>(fingerprint >> 1);
+  std::int64_t both[2] = {mine, -mine};
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPIDIST_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, both, 2, MPI_INT64_T, MPI_MAX, group.control, &request));
+  wait_or_time_out(call.op, Deadline(call.op, &group), request, "the other ranks to join the collective");
+  if (both[0] == -both[1]) return;
+  EntrySnapshot shape;
+  std::snprintf(shape.op, op_name_size, "%s", call.op);
+  std::snprintf(shape.type, type_name_size, "%s", call.type ? call.type : "");
+  shape.count = call.count, shape.dtype = call.dtype, shape.root = call.root, shape.reduce = call.reduce;
+  const auto all = all_gather_text(group.control, describe_call(shape));
+  std::string detail = "ranks called different collectives:";
+  for (std::size_t r = 0; r < all.size(); ++r) detail += (r ? "; rank " : " rank ") + std::to_string(r) + " " + all[r];
+  throw Error(group.name, call.op, detail);
+}
+
+}  // namespace
+
+std::uintptr_t this_thread_token() noexcept { return reinterpret_cast<std::uintptr_t>(&t_thread_marker); }
+
+CallTicket start_call(Group& group, const Fingerprint& call, bool in_sequence) {
+  Context* ctx = context_if_initialized();
+  if (!group.broken.empty())
+    refuse(group, call, "this communicator can no longer be used: " + group.broken + ". Make a new one, or end the job");
+  const auto me = this_thread_token();
+  if (ctx != nullptr && ctx->thread_level < MPI_THREAD_SERIALIZED && me != ctx->init_thread)
+    refuse(group, call, "called from a thread other than the one that initialized mpidist, which MPI forbids at "
+                        "ThreadLevel::" + std::string(ctx->thread_level == MPI_THREAD_SINGLE ? "Single" : "Funneled") +
+                        "; initialize with ThreadLevel::Serialized or ThreadLevel::Multiple");
+  CallTicket ticket{&group, 0, false};
+  std::uintptr_t idle = 0;
+  if (group.owner.compare_exchange_strong(idle, me, std::memory_order_acquire)) {
+    ticket.owns = true;
+  } else if (idle != me) {
+    refuse(group, call, "another thread of this rank is inside a collective on this communicator; calls from two "
+                        "threads at once would be matched against each other across ranks. Give each thread its "
+                        "own communicator (split or new_group), or serialize the calls");
+  }
+  ticket.hash = group.hash;
+  if (in_sequence) {
+    ticket.seq = ++group.sequence;
+    ticket.hash = fold_fingerprint(group.hash, call);
+  }
+  if (ctx != nullptr && ctx->recorder) {
+    // Calls outside the sequence time themselves (monitored_barrier): the watchdog leaves them be.
+    const double timeout = !in_sequence                  ? 0.0
+                           : group.timeout_seconds >= 0 ? group.timeout_seconds
+                                                        : ctx->settings.timeout_seconds;
+    ticket.id = ctx->recorder->begin(group.key, in_sequence ? group.progress_slot : -1, ticket.seq, ticket.hash, call,
+                                     static_cast<float>(timeout));
+  }
+  if (call.agree && in_sequence && ticket.owns && group.topology.size > 1 && ctx != nullptr && ctx->settings.validate) {
+    try {
+      agree_on_fingerprint(group, call, fold_fingerprint(0, call));
+    } catch (...) {
+      finish_call(ticket, true);
+      throw;
+    }
+  }
+  return ticket;
+}
+
+void finish_call(const CallTicket& ticket, bool failed) noexcept {
+  Group* group = ticket.group;
+  if (group == nullptr) return;
+  // A call that failed leaves the hash alone: when validation stops a mismatch on every rank, the
+  // ranks stay consistent; a call that completed with different arguments makes them differ.
+  if (!failed && ticket.seq != 0) group->hash = ticket.hash;
+  if (ticket.id != 0)
+    if (Context* ctx = context_if_initialized(); ctx != nullptr && ctx->recorder)
+      ctx->recorder->end(ticket.id, failed ? CallState::Failed : CallState::Completed,
+                         ticket.seq != 0 ? group->progress_slot : -1, ticket.seq, group->hash);
+  if (ticket.owns) group->owner.store(0, std::memory_order_release);
+}
+
+}  // namespace mpidist::detail

@@ -1,0 +1,93 @@
+// What every rank publishes about its collectives, in memory its node peers can read without any
+// MPI call (progress_board.hpp): the calls it made (the flight recorder's ring) and, per
+// communicator, how far it got. The watchdog reads it to say who is missing from a stuck call and
+// what they do instead, and compares fingerprints across ranks in the background. Plain fixed-size
+// data: no pointers, since peers map it at other addresses. Internal.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace mpidist::detail {
+
+enum class CallState : std::uint32_t { Empty = 0, Queued = 1, Started = 2, Completed = 3, Failed = 4 };
+
+inline constexpr std::size_t op_name_size = 24;
+inline constexpr std::size_t type_name_size = 40;
+inline constexpr std::size_t host_name_size = 64;
+/// Communicators whose progress a rank publishes; calls on more are still recorded in the ring.
+inline constexpr std::size_t tracked_communicators = 32;
+
+/// One collective as this rank made it. `id` (1-based position in the rank's history) is written
+/// last with release and checked again after reading, so a reader never trusts a torn entry.
+struct TraceEntry {
+  std::atomic<std::uint64_t> id{0};
+  std::uint64_t comm_key = 0;  // the communicator (Group::key), the same on every member
+  std::uint64_t seq = 0;       // its sequence number there; 0 for calls outside the sequence
+  std::uint64_t count = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t hash = 0;      // the communicator's running fingerprint hash after this call
+  std::int64_t start_ns = 0;   // steady clock: CLOCK_MONOTONIC, shared by the processes of a host
+  std::atomic<std::int64_t> end_ns{0};
+  std::atomic<CallState> state{CallState::Empty};
+  std::int32_t dtype = -1;     // DataType, -1 for calls without one
+  std::int32_t root = -1;
+  std::int32_t reduce = -1;    // ReduceOp
+  float timeout_seconds = 0;   // the watchdog's limit for this call, 0 = none
+  char op[op_name_size] = {};
+  char type[type_name_size] = {};  // object type for object calls
+};
+
+/// How far one rank got on one communicator. `version` is odd while `done` and `hash` change.
+/// The hash folds the fingerprints of the calls that completed: a call that failed on every rank
+/// (validation caught a mismatch) leaves the ranks' hashes equal.
+struct CommProgress {
+  std::atomic<std::uint64_t> key{0};      // 0: slot unused
+  std::atomic<std::uint64_t> started{0};  // sequence number of the last call started
+  std::atomic<std::uint32_t> version{0};
+  std::atomic<std::uint64_t> done{0};     // sequence number of the last call finished
+  std::atomic<std::uint64_t> hash{0};     // fingerprint hash after it
+};
+
+struct RankHeader {
+  std::atomic<std::uint64_t> pid{0};
+  std::atomic<std::int64_t> heartbeat_ns{0};  // the watchdog thread's last tick
+  std::atomic<std::uint64_t> recorded{0};     // calls recorded; the ring holds the last `capacity`
+  std::atomic<std::uint64_t> current{0};      // id of the call in flight, 0 when none
+  std::atomic<std::uint64_t> last_done{0};    // id of the last call that finished
+  std::atomic<std::uint32_t> finished{0};     // 1 once the rank is past finalize()
+  std::atomic<std::uint32_t> reported{0};     // 1 once its watchdog reported and ends the job
+  std::int32_t world_rank = -1;
+  std::uint32_t capacity = 0;
+  char host[host_name_size] = {};
+  CommProgress comms[tracked_communicators];
+};
+
+/// A rank's whole record: the header, then `capacity` ring entries.
+struct RankRecord {
+  RankHeader header;
+  TraceEntry* ring() noexcept { return reinterpret_cast<TraceEntry*>(this + 1); }
+  const TraceEntry* ring() const noexcept { return reinterpret_cast<const TraceEntry*>(this + 1); }
+  static std::size_t bytes(std::uint32_t capacity) noexcept { return sizeof(RankRecord) + capacity * sizeof(TraceEntry); }
+};
+
+/// A consistent copy of an entry, or nothing when the slot holds another call (or is being rewritten).
+struct EntrySnapshot {
+  bool valid = false;
+  std::uint64_t id = 0, comm_key = 0, seq = 0, count = 0, bytes = 0, hash = 0;
+  std::int64_t start_ns = 0, end_ns = 0;
+  CallState state = CallState::Empty;
+  std::int32_t dtype = -1, root = -1, reduce = -1;
+  float timeout_seconds = 0;
+  char op[op_name_size] = {};
+  char type[type_name_size] = {};
+};
+
+/// Reads entry `id` of `record` (1-based), valid only if it is still in the ring.
+EntrySnapshot read_entry(const RankRecord& record, std::uint64_t id) noexcept;
+
+/// (done, hash) of `slot`, read consistently; false while the owner was writing it.
+bool read_progress(const CommProgress& slot, std::uint64_t& done, std::uint64_t& hash) noexcept;
+
+}  // namespace mpidist::detail

@@ -1,0 +1,278 @@
+#include "watchdog.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "context.hpp"
+#include "rank_prefix.hpp"
+
+namespace mpidist::detail {
+namespace {
+
+constexpr auto tick_period = std::chrono::milliseconds(100);
+constexpr std::int64_t consistency_period_ns = 1'000'000'000;
+// A wait that polls (agreement messages) raises its own Error at the timeout; the watchdog acts a
+// moment later, for calls that block inside MPI and cannot raise anything.
+constexpr double grace_seconds = 1.0;
+
+std::string seconds(std::int64_t ns) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", static_cast<double>(ns) / 1e9);
+  return text;
+}
+
+const CommProgress* progress_of(const RankRecord& record, std::uint64_t key) noexcept {
+  for (const auto& slot : record.header.comms)
+    if (slot.key.load(std::memory_order_acquire) == key) return &slot;
+  return nullptr;
+}
+
+bool process_gone(std::uint64_t pid) noexcept {
+  return pid != 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+// This rank's own record of call `seq` on `key`, if still in its ring.
+EntrySnapshot find_call(FlightRecorder& recorder, std::uint64_t key, std::uint64_t seq) {
+  const RankRecord& record = recorder.record();
+  const auto recorded = record.header.recorded.load(std::memory_order_acquire);
+  const auto capacity = record.header.capacity;
+  for (auto id = recorded; id > 0 && id + capacity > recorded; --id) {
+    const auto e = read_entry(record, id);
+    if (e.valid && e.comm_key == key && e.seq == seq) return e;
+  }
+  return {};
+}
+
+std::string join(const std::vector<int>& ranks) {
+  std::string text;
+  for (std::size_t i = 0; i < ranks.size(); ++i) text += (i ? ", " : "") + std::to_string(ranks[i]);
+  return text;
+}
+
+}  // namespace
+
+std::int64_t steady_now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string describe_entry(const Context& ctx, const EntrySnapshot& call) {
+  std::string text = call.op;
+  if (call.seq != 0) text += " #" + std::to_string(call.seq);
+  text += " on " + ctx.recorder->comm_name(call.comm_key);
+  const std::string shape = describe_call(call);
+  const std::string op = call.op;
+  if (shape.size() > op.size()) text += " (" + shape.substr(op.size() + 1) + ")";
+  return text;
+}
+
+std::string describe_absent_ranks(const Context& ctx, const EntrySnapshot& call, std::int64_t now, int* missing) {
+  int absent = 0;
+  std::string lines, mismatched;
+  std::vector<int> waiting, remote;
+  const CommDescriptor* comm = ctx.recorder->find(call.comm_key);
+  if (comm == nullptr || call.seq == 0) return "  (the members of this communicator are not known here)\n";
+  const int me = ctx.topology.rank;
+  for (std::size_t i = 0; i < comm->world_ranks.size(); ++i) {
+    const int world_rank = comm->world_ranks[i];
+    const int rank = static_cast<int>(i);
+    if (world_rank == me) {
+      waiting.push_back(rank);
+      continue;
+    }
+    const RankRecord* peer = ctx.board->peer(world_rank);
+    if (peer == nullptr) {
+      remote.push_back(rank);
+      continue;
+    }
+    const CommProgress* progress = progress_of(*peer, call.comm_key);
+    const std::uint64_t started = progress ? progress->started.load(std::memory_order_acquire) : 0;
+    if (progress != nullptr && started >= call.seq) {
+      waiting.push_back(rank);
+      // In the same call, but called differently: the mismatch is the story, not the wait.
+      const auto theirs = read_entry(*peer, peer->header.current.load(std::memory_order_acquire));
+      if (theirs.valid && theirs.comm_key == call.comm_key && theirs.seq == call.seq &&
+          describe_call(theirs) != describe_call(call))
+        mismatched += "  rank " + std::to_string(rank) + " called it as " + describe_call(theirs) + " (this rank: " +
+                      describe_call(call) + ")\n";
+      continue;
+    }
+    ++absent;
+    const auto& h = peer->header;
+    std::string line = "  rank " + std::to_string(rank);
+    if (comm->name != "world") line += " (world rank " + std::to_string(world_rank) + ")";
+    line += ", pid " + std::to_string(h.pid.load()) + " on " + h.host + ": ";
+    if (progress != nullptr && started + 1 < call.seq) {
+      // It stopped earlier on this communicator: name the first call it missed, from this rank's ring.
+      const auto missed = find_call(*ctx.recorder, call.comm_key, started + 1);
+      line += "finished " + std::to_string(started) + " calls on " + comm->name + "; it never joined " +
+              (missed.valid ? describe_entry(ctx, missed) : "#" + std::to_string(started + 1)) + ". ";
+    }
+    if (process_gone(h.pid.load())) {
+      line += "its process has ended. ";
+    } else if (h.finished.load()) {
+      line += "it has finished (past finalize). ";
+    }
+    const auto last = read_entry(*peer, h.last_done.load(std::memory_order_acquire));
+    if (last.valid)
+      line += "last finished " + describe_entry(ctx, last) + " " + seconds(now - last.end_ns) + " ago; ";
+    else
+      line += "finished no collective yet; ";
+    const auto current = read_entry(*peer, h.current.load(std::memory_order_acquire));
+    if (current.valid && current.state == CallState::Started)
+      line += "now in " + describe_entry(ctx, current) + " for " + seconds(now - current.start_ns);
+    else
+      line += "now in no collective (computing, or blocked outside mpidist)";
+    if (!h.finished.load() && now - h.heartbeat_ns.load() > 3'000'000'000LL) line += " (its watchdog is silent: stopped?)";
+    lines += line + "\n";
+  }
+  std::string text;
+  if (absent > 0) text += "  ranks that have not reached it:\n" + lines;
+  if (!waiting.empty()) text += "  ranks waiting in it (or past it): " + join(waiting) + "\n";
+  if (!mismatched.empty()) text += "  ranks that called it with other arguments:\n" + mismatched;
+  if (!remote.empty())
+    text += "  ranks on other hosts, not visible from here (their own reports and trace dumps show them): " +
+            join(remote) + "\n";
+  if (missing) *missing = absent;
+  return text;
+}
+
+std::string first_difference(const Context& ctx, std::uint64_t key, const RankRecord& mine, const RankRecord& peer) {
+  // The hash of the first differing call differs, and every later one: the smallest seq whose
+  // hashes differ is where the ranks parted.
+  std::map<std::uint64_t, EntrySnapshot> own, theirs;
+  auto collect = [key](const RankRecord& record, std::map<std::uint64_t, EntrySnapshot>& out) {
+    const auto recorded = record.header.recorded.load(std::memory_order_acquire);
+    const auto capacity = record.header.capacity;
+    for (auto id = recorded > capacity ? recorded - capacity + 1 : 1; id <= recorded; ++id) {
+      const auto e = read_entry(record, id);
+      if (e.valid && e.comm_key == key && e.seq != 0 && e.state == CallState::Completed) out[e.seq] = e;
+    }
+  };
+  collect(mine, own);
+  collect(peer, theirs);
+  for (const auto& [seq, entry] : own) {
+    const auto other = theirs.find(seq);
+    if (other == theirs.end() || other->second.hash == entry.hash) continue;
+    return "#" + std::to_string(seq) + " on " + ctx.recorder->comm_name(key) + ": world rank " +
+           std::to_string(mine.header.world_rank) + " called " + describe_call(entry) + "; world rank " +
+           std::to_string(peer.header.world_rank) + " called " + describe_call(other->second);
+  }
+  return "";
+}
+
+Watchdog::Watchdog(Context& ctx, double stall_warn_seconds)
+    : ctx_(ctx), stall_warn_seconds_(stall_warn_seconds), thread_([this] { run(); }) {}
+
+Watchdog::~Watchdog() { stop(); }
+
+void Watchdog::stop() noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+void Watchdog::request_dump() noexcept { dump_requested_.store(true, std::memory_order_relaxed); }
+
+void Watchdog::run() {
+  // Fatal signals belong to the main thread's handlers; this thread must not take them.
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  for (int s : {SIGTERM, SIGUSR1, SIGINT}) sigaddset(&blocked, s);
+  pthread_sigmask(SIG_BLOCK, &blocked, nullptr);
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    lock.unlock();
+    tick(steady_now_ns());
+    lock.lock();
+    wake_.wait_for(lock, tick_period, [this] { return stopping_; });
+  }
+}
+
+void Watchdog::tick(std::int64_t now) {
+  auto& h = ctx_.recorder->record().header;
+  h.heartbeat_ns.store(now, std::memory_order_relaxed);
+  if (dump_requested_.exchange(false)) {
+    const bool written = ctx_.recorder->dump("signal SIGUSR1", "dump requested with SIGUSR1");
+    std::fprintf(stderr, "mpidist: %sflight recorder %s\n", rank_prefix().c_str(),
+                 written ? ("dumped to " + ctx_.recorder->dump_path()).c_str()
+                         : "not dumped: set MPIDIST_TRACE_DIR to a writable directory");
+  }
+  const auto call = read_entry(ctx_.recorder->record(), h.current.load(std::memory_order_acquire));
+  if (call.valid && call.state == CallState::Started) {
+    const double waited = static_cast<double>(now - call.start_ns) / 1e9;
+    if (call.timeout_seconds > 0 && waited > call.timeout_seconds + grace_seconds) expire(call, now);
+    if (stall_warn_seconds_ > 0 && waited > stall_warn_seconds_ && warned_id_ != call.id) warn_stall(call, now);
+  }
+  if (now >= next_consistency_ns_) {
+    next_consistency_ns_ = now + consistency_period_ns;
+    check_consistency();
+  }
+}
+
+void Watchdog::expire(const EntrySnapshot& call, std::int64_t now) {
+  auto& h = ctx_.recorder->record().header;
+  h.reported.store(1, std::memory_order_release);
+  char limit[32];
+  std::snprintf(limit, sizeof limit, "%g s", static_cast<double>(call.timeout_seconds));
+  std::string report = "watchdog: " + describe_entry(ctx_, call) + " has waited " + seconds(now - call.start_ns) +
+                       ", past its timeout of " + limit + " (MPIDIST_TIMEOUT or set_timeout)\n";
+  report += describe_absent_ranks(ctx_, call, now);
+  const bool dumped = ctx_.recorder->dump("watchdog", report.c_str());
+  report += dumped ? "  flight recorder: " + ctx_.recorder->dump_path() + " (mpidist-trace <dir> reads every rank's)\n"
+                   : "  set MPIDIST_TRACE_DIR to keep each rank's flight recorder for mpidist-trace\n";
+  std::fprintf(stderr, "mpidist: %s%s  ending the job (MPI_Abort)\n", rank_prefix().c_str(), report.c_str());
+  std::fflush(stderr);
+  MPI_Abort(ctx_.world->comm != MPI_COMM_NULL ? ctx_.world->comm : MPI_COMM_WORLD, 1);
+  ::_exit(1);
+}
+
+void Watchdog::warn_stall(const EntrySnapshot& call, std::int64_t now) {
+  warned_id_ = call.id;
+  const std::string report = "stall: " + describe_entry(ctx_, call) + " has waited " + seconds(now - call.start_ns) +
+                             " (MPIDIST_STALL_WARN); still waiting\n" + describe_absent_ranks(ctx_, call, now);
+  std::fprintf(stderr, "mpidist: %s%s", rank_prefix().c_str(), report.c_str());
+  std::fflush(stderr);
+}
+
+void Watchdog::check_consistency() {
+  const RankRecord& mine = ctx_.recorder->record();
+  for (const auto& slot : mine.header.comms) {
+    const auto key = slot.key.load(std::memory_order_acquire);
+    std::uint64_t done = 0, hash = 0;
+    if (key == 0 || !read_progress(slot, done, hash) || done == 0) continue;
+    for (const int peer_rank : ctx_.board->host_ranks()) {
+      const RankRecord* peer = ctx_.board->peer(peer_rank);
+      if (peer == nullptr || peer == &mine) continue;
+      const CommProgress* theirs = progress_of(*peer, key);
+      std::uint64_t peer_done = 0, peer_hash = 0;
+      if (theirs == nullptr || !read_progress(*theirs, peer_done, peer_hash)) continue;
+      if (peer_done != done || peer_hash == hash) continue;
+      auto& h = ctx_.recorder->record().header;
+      h.reported.store(1, std::memory_order_release);
+      std::string where = first_difference(ctx_, key, mine, *peer);
+      if (where.empty())
+        where = "after " + std::to_string(done) + " calls on " + ctx_.recorder->comm_name(key) +
+                " (the differing call has left the flight recorder)";
+      const std::string report = "consistency: ranks called different collectives on the same communicator, so "
+                                 "results are wrong: " + where + "\n";
+      const bool dumped = ctx_.recorder->dump("consistency", report.c_str());
+      std::fprintf(stderr, "mpidist: %s%s%s  ending the job (MPI_Abort)\n", rank_prefix().c_str(), report.c_str(),
+                   dumped ? ("  flight recorder: " + ctx_.recorder->dump_path() + "\n").c_str() : "");
+      std::fflush(stderr);
+      MPI_Abort(ctx_.world->comm != MPI_COMM_NULL ? ctx_.world->comm : MPI_COMM_WORLD, 1);
+      ::_exit(1);
+    }
+  }
+}
+
+}  // namespace mpidist::detail

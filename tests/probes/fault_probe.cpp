@@ -1,0 +1,157 @@
+// Jobs that go wrong on purpose, for tests/test_faults.cpp: a rank that skips a collective, calls
+// another one, passes other arguments, dies, or two threads that share a communicator. Each
+// scenario prints "probe: ..." lines the test looks for; mpidist must never leave a rank hanging.
+//   fault_probe SCENARIO [RANK [catch]]   (RANK: the rank that misbehaves, 1 by default)
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mpidist/mpidist.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+
+void computing(std::chrono::seconds how_long) { std::this_thread::sleep_for(how_long); }
+
+void warm_up() {
+  std::vector<float> data(16, 1.0f);
+  for (int i = 0; i < 3; ++i) mpidist::all_reduce(std::span<float>(data));
+}
+
+int run(const std::string& scenario, int odd_rank) {
+  const int me = mpidist::rank();
+  const bool odd = me == odd_rank;
+  std::vector<float> data(1024, 1.0f);
+  std::vector<int> ints(1024, 1);
+  warm_up();
+  if (scenario == "skip-barrier") {
+    if (odd) computing(60s); else mpidist::barrier();
+  } else if (scenario == "skip-all-reduce") {
+    if (odd) computing(60s); else mpidist::all_reduce(std::span<float>(data));
+  } else if (scenario == "skip-object-broadcast") {
+    // Rank 0 sends and may return at once: the others wait, the skipped rank is named at finalize.
+    if (!odd) {
+      auto text = mpidist::broadcast(std::string(me == 0 ? "hello" : ""), 0);
+      std::printf("probe: rank %d got '%s'\n", me, text.c_str());
+    }
+    if (odd) computing(60s);
+  } else if (scenario == "broadcast-vs-all-reduce" || scenario == "dtype" || scenario == "count" ||
+             scenario == "root") {
+    // Mismatched calls; the Error (with validation) is caught and printed, and the job goes on.
+    try {
+      if (scenario == "broadcast-vs-all-reduce") {
+        if (odd) mpidist::broadcast(std::span<float>(data), 0); else mpidist::all_reduce(std::span<float>(data));
+      } else if (scenario == "dtype") {
+        if (odd) mpidist::all_reduce(std::span<int>(ints)); else mpidist::all_reduce(std::span<float>(data));
+      } else if (scenario == "count") {
+        mpidist::all_reduce(std::span<float>(data.data(), odd ? 1000 : 1024));
+      } else {
+        mpidist::broadcast(std::span<float>(data), odd ? 1 : 0);
+      }
+      std::printf("probe: rank %d completed\n", me);
+    } catch (const mpidist::Error& e) {
+      std::printf("probe: rank %d error: %s\n", me, e.what());
+    }
+    std::fflush(stdout);
+    mpidist::barrier();
+  } else if (scenario == "kill") {
+    for (int i = 0;; ++i) {
+      if (odd && i == 50) ::raise(SIGKILL);
+      mpidist::all_reduce(std::span<float>(data));
+    }
+  } else if (scenario == "caught-timeout") {
+    try {
+      if (odd) computing(40s); else mpidist::all_reduce(std::span<float>(data));
+    } catch (const mpidist::Error& e) {
+      std::printf("probe: rank %d caught: %s\n", me, e.what());
+      std::fflush(stdout);
+    }
+    try {
+      mpidist::barrier();
+    } catch (const mpidist::Error& e) {
+      std::printf("probe: rank %d then: %s\n", me, e.what());
+      std::fflush(stdout);
+    }
+    std::printf("probe: rank %d finalizing\n", me);
+    std::fflush(stdout);
+  } else if (scenario == "threads") {
+    // ThreadLevel::Multiple: two threads in all_reduce on one communicator at once.
+    std::vector<std::string> errors(2);
+    auto work = [&](int t) {
+      std::vector<float> mine(1 << 16, 1.0f);
+      try {
+        for (int i = 0; i < 2000 && errors[0].empty() && errors[1].empty(); ++i)
+          mpidist::all_reduce(std::span<float>(mine));
+      } catch (const mpidist::Error& e) {
+        errors[static_cast<std::size_t>(t)] = e.what();
+      }
+    };
+    std::thread a(work, 0), b(work, 1);
+    a.join(), b.join();
+    for (const auto& e : errors)
+      if (!e.empty()) std::printf("probe: rank %d thread error: %s\n", me, e.c_str());
+    std::fflush(stdout);
+    return 0;  // the communicator's calls no longer match across ranks: end without finalize's check
+  } else if (scenario == "funneled") {
+    std::string error;
+    std::thread other([&] {
+      try {
+        mpidist::barrier();
+      } catch (const mpidist::Error& e) {
+        error = e.what();
+      }
+    });
+    other.join();
+    std::printf("probe: rank %d other thread: %s\n", me, error.c_str());
+  } else if (scenario == "monitored") {
+    if (odd) computing(4s);
+    try {
+      mpidist::monitored_barrier(2s);
+      std::printf("probe: rank %d passed\n", me);
+    } catch (const mpidist::Error& e) {
+      std::printf("probe: rank %d monitored: %s\n", me, e.what());
+    }
+    std::fflush(stdout);
+    mpidist::barrier();  // the job goes on, the late rank included
+    std::printf("probe: rank %d after\n", me);
+  } else if (scenario == "stall") {
+    if (odd) computing(4s);
+    mpidist::all_reduce(std::span<float>(data));
+    std::printf("probe: rank %d done\n", me);
+  } else if (scenario == "sigusr1") {
+    mpidist::barrier();
+    if (me == 0) ::raise(SIGUSR1);
+    computing(1s);
+    mpidist::barrier();
+    std::printf("probe: rank %d done\n", me);
+  } else {
+    std::fprintf(stderr, "fault_probe: unknown scenario '%s'\n", scenario.c_str());
+    return 2;
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: fault_probe SCENARIO [RANK]\n");
+    return 2;
+  }
+  const std::string scenario = argv[1];
+  const int odd_rank = argc > 2 ? std::atoi(argv[2]) : 1;
+  const auto level = scenario == "threads" ? mpidist::ThreadLevel::Multiple : mpidist::ThreadLevel::Funneled;
+  mpidist::Environment env(argc, argv, level);
+  const int status = run(scenario, odd_rank);
+  if (scenario == "threads") std::_Exit(status);
+  return status;
+}

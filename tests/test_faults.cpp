@@ -1,0 +1,202 @@
+// Jobs that go wrong on purpose (probes/fault_probe.cpp), started by this test outside mpiexec:
+// every fault ends in a report that names the rank and the call, within MPIDIST_TIMEOUT + 5 s,
+// and never in a silent hang. Each job is bounded by run_command's own timeout.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "mpi_test.hpp"
+
+namespace {
+
+using mpidist_test::mpiexec_prefix;
+using mpidist_test::run_command;
+
+struct Job {
+  int exit_code;
+  std::string output;
+  double seconds;
+};
+
+std::string probe() {
+  const char* path = std::getenv("FAULT_PROBE");
+  return path ? path : "missing-FAULT_PROBE";
+}
+
+// Runs `scenario` at `ranks` with extra environment `env` ("A=1 B=2"), bounded by `limit` seconds.
+Job run_probe(int ranks, const std::string& scenario, const std::string& env, int limit = 60) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto result = run_command("env " + env + " " + mpiexec_prefix(ranks) + probe() + " " + scenario, limit);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return Job{result.exit_code, result.output, seconds};
+}
+
+bool has(const Job& job, const std::string& text) { return job.output.find(text) != std::string::npos; }
+
+std::string temp_dir(const std::string& name) {
+  const auto path = std::filesystem::temp_directory_path() / ("mpidist-faults-" + std::to_string(getpid()) + "-" + name);
+  std::filesystem::remove_all(path);
+  return path.string();
+}
+
+// The watchdog acts at the timeout plus a second's grace; mpiexec's start and teardown add a few.
+constexpr double launch_slack = 6.0;
+
+void expect_reported_in_time(const Job& job, double timeout) {
+  EXPECT_NE(job.exit_code, 0) << job.output;
+  EXPECT_NE(job.exit_code, 124) << "the job hung:\n" << job.output;
+  EXPECT_LT(job.seconds, timeout + 5.0 + launch_slack) << job.output;
+}
+
+TEST(FaultTest, RankSkippingABarrierIsNamedByTheWatchdog) {
+  const auto job = run_probe(3, "skip-barrier", "MPIDIST_TIMEOUT=3");
+  expect_reported_in_time(job, 3);
+  EXPECT_TRUE(has(job, "watchdog: barrier #4 on world has waited")) << job.output;
+  EXPECT_TRUE(has(job, "ranks that have not reached it:\n  rank 1, pid")) << job.output;
+  EXPECT_TRUE(has(job, "last finished all_reduce #3 on world (16 float32 sum)")) << job.output;
+  EXPECT_TRUE(has(job, "now in no collective")) << job.output;
+  EXPECT_TRUE(has(job, "ending the job (MPI_Abort)")) << job.output;
+}
+
+TEST(FaultTest, RankSkippingAnAllReduceIsNamedByTheWatchdog) {
+  const auto job = run_probe(4, "skip-all-reduce 2", "MPIDIST_TIMEOUT=3");
+  expect_reported_in_time(job, 3);
+  EXPECT_TRUE(has(job, "watchdog: all_reduce #4 on world (1024 float32 sum) has waited")) << job.output;
+  EXPECT_TRUE(has(job, "  rank 2, pid")) << job.output;
+}
+
+TEST(FaultTest, RankSkippingAnObjectBroadcastIsNamed) {
+  const auto job = run_probe(3, "skip-object-broadcast", "MPIDIST_TIMEOUT=3");
+  expect_reported_in_time(job, 3);
+  // Either the receivers wait in the broadcast, or they finish it and wait at finalize: both name it.
+  EXPECT_TRUE(has(job, "broadcast #4 on world")) << job.output;
+  EXPECT_TRUE(has(job, "  rank 1, pid")) << job.output;
+}
+
+TEST(FaultTest, StallWarningNamesTheLateRankAndKeepsWaiting) {
+  const auto job = run_probe(3, "stall", "MPIDIST_STALL_WARN=1");
+  EXPECT_EQ(job.exit_code, 0) << job.output;
+  EXPECT_TRUE(has(job, "stall: all_reduce #4 on world (1024 float32 sum) has waited")) << job.output;
+  EXPECT_TRUE(has(job, "still waiting")) << job.output;
+  EXPECT_TRUE(has(job, "  rank 1, pid")) << job.output;
+  EXPECT_TRUE(has(job, "probe: rank 0 done")) << job.output;
+}
+
+TEST(FaultTest, KilledRankEndsTheJobAndSurvivorsSayWhatWasInFlight) {
+  const auto dir = temp_dir("kill");
+  const auto job = run_probe(4, "kill", "MPIDIST_TIMEOUT=5 MPIDIST_TRACE_DIR=" + dir);
+  expect_reported_in_time(job, 5);
+  // Open MPI's runtime ends the survivors with SIGTERM; each says what it was doing and dumps.
+  EXPECT_TRUE(has(job, "SIGTERM: in flight: all_reduce #") || has(job, "watchdog: all_reduce #")) << job.output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/mpidist-trace-rank1.json")) << "the killed rank cannot dump";
+  int dumps = 0;
+  for (int r : {0, 2, 3}) dumps += std::filesystem::exists(dir + "/mpidist-trace-rank" + std::to_string(r) + ".json");
+  EXPECT_GE(dumps, 1) << job.output;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(FaultTest, MismatchesAreErrorsOnEveryRankWithValidation) {
+  const struct {
+    const char* scenario;
+    const char* shown;
+  } cases[] = {{"dtype", "rank 0 has float32, rank 1 has int32, rank 2 has float32"},
+               {"count", "rank 0 has 1024, rank 1 has 1000, rank 2 has 1024"},
+               {"root", "rank 0 has 0, rank 1 has 1, rank 2 has 0"},
+               {"broadcast-vs-all-reduce", "rank 0 has all_reduce, rank 1 has broadcast, rank 2 has all_reduce"}};
+  for (const auto& c : cases) {
+    const auto job = run_probe(3, std::string(c.scenario) + " 1 catch", "MPIDIST_VALIDATE=1 MPIDIST_TIMEOUT=10");
+    EXPECT_EQ(job.exit_code, 0) << c.scenario << "\n" << job.output;
+    for (int r = 0; r < 3; ++r)
+      EXPECT_TRUE(has(job, "probe: rank " + std::to_string(r) + " error: ")) << c.scenario << "\n" << job.output;
+    EXPECT_TRUE(has(job, c.shown)) << c.scenario << "\n" << job.output;
+  }
+}
+
+TEST(FaultTest, MismatchesWithoutValidationEndTheJobNamingBothSides) {
+  const struct {
+    const char* scenario;
+    const char* mine;
+    const char* theirs;
+  } cases[] = {{"dtype", "all_reduce 1024 float32 sum", "all_reduce 1024 int32 sum"},
+               {"root", "broadcast 1024 float32 root 0", "broadcast 1024 float32 root 1"},
+               {"broadcast-vs-all-reduce", "all_reduce 1024 float32 sum", "broadcast 1024 float32 root 0"},
+               {"count", "all_reduce 1024 float32 sum", "all_reduce 1000 float32 sum"}};
+  for (const auto& c : cases) {
+    const auto job = run_probe(3, std::string(c.scenario) + " 1 catch", "MPIDIST_VALIDATE=0 MPIDIST_TIMEOUT=4");
+    expect_reported_in_time(job, 4);
+    EXPECT_TRUE(has(job, c.mine)) << c.scenario << "\n" << job.output;
+    EXPECT_TRUE(has(job, c.theirs)) << c.scenario << "\n" << job.output;
+  }
+}
+
+TEST(FaultTest, AfterACaughtTimeoutTheCommunicatorIsBrokenAndFinalizeDoesNotWait) {
+  const auto job = run_probe(3, "caught-timeout", "MPIDIST_VALIDATE=1 MPIDIST_TIMEOUT=3");
+  EXPECT_NE(job.exit_code, 0) << job.output;
+  EXPECT_LT(job.seconds, 3 + 5 + launch_slack) << "finalize waited for the lost rank (it computes for 40 s):\n"
+                                                << job.output;
+  EXPECT_TRUE(has(job, "probe: rank 0 caught: ")) << job.output;
+  EXPECT_TRUE(has(job, "timed out after 3 s")) << job.output;
+  EXPECT_TRUE(has(job, "probe: rank 0 then: ")) << job.output;
+  EXPECT_TRUE(has(job, "barrier on world: this communicator can no longer be used: all_reduce timed out")) << job.output;
+  EXPECT_TRUE(has(job, "finalize: a collective timed out earlier")) << job.output;
+}
+
+TEST(FaultTest, TwoThreadsInOneCommunicatorIsAnError) {
+  const auto job = run_probe(2, "threads", "MPIDIST_TIMEOUT=20");
+  EXPECT_NE(job.exit_code, 124) << job.output;
+  EXPECT_TRUE(has(job, "thread error: ")) << job.output;
+  EXPECT_TRUE(has(job, "another thread of this rank is inside a collective on this communicator")) << job.output;
+}
+
+TEST(FaultTest, ACallFromAnotherThreadUnderFunneledIsAnError) {
+  const auto job = run_probe(2, "funneled", "MPIDIST_TIMEOUT=20");
+  EXPECT_EQ(job.exit_code, 0) << job.output;
+  EXPECT_TRUE(has(job, "probe: rank 0 other thread: mpidist: [rank 0/2")) << job.output;
+  EXPECT_TRUE(has(job, "called from a thread other than the one that initialized mpidist")) << job.output;
+}
+
+TEST(FaultTest, MonitoredBarrierListsTheAbsentRankAndTheJobGoesOn) {
+  const auto job = run_probe(3, "monitored 2", "MPIDIST_TIMEOUT=30");
+  EXPECT_EQ(job.exit_code, 0) << job.output;
+  for (int r : {0, 1})
+    EXPECT_TRUE(has(job, "probe: rank " + std::to_string(r) + " monitored: ")) << job.output;
+  EXPECT_TRUE(has(job, "monitored_barrier on world: timed out after 2 s: rank 2 (on ")) << job.output;
+  EXPECT_TRUE(has(job, "probe: rank 2 monitored: ")) << job.output;  // the late rank learns it too
+  for (int r : {0, 1, 2}) EXPECT_TRUE(has(job, "probe: rank " + std::to_string(r) + " after")) << job.output;
+}
+
+TEST(FaultTest, Sigusr1DumpsTheFlightRecorderAndTheJobGoesOn) {
+  const auto dir = temp_dir("usr1");
+  const auto job = run_probe(2, "sigusr1", "MPIDIST_TRACE_DIR=" + dir);
+  EXPECT_EQ(job.exit_code, 0) << job.output;
+  EXPECT_TRUE(has(job, "flight recorder dumped to " + dir + "/mpidist-trace-rank0.json")) << job.output;
+  const auto path = dir + "/mpidist-trace-rank0.json";
+  struct stat info {};
+  ASSERT_EQ(stat(path.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600u);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("\"format\": \"mpidist-trace\""), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("\"op\":\"barrier\""), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("\"reason\":\"signal SIGUSR1\""), std::string::npos) << text.str();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(FaultTest, WatchdogExpiryDumpsEveryLiveRank) {
+  const auto dir = temp_dir("expiry");
+  const auto job = run_probe(3, "skip-barrier", "MPIDIST_TIMEOUT=2 MPIDIST_TRACE_DIR=" + dir);
+  expect_reported_in_time(job, 2);
+  EXPECT_TRUE(has(job, "flight recorder: " + dir + "/mpidist-trace-rank")) << job.output;
+  int dumps = 0;
+  for (int r : {0, 1, 2}) dumps += std::filesystem::exists(dir + "/mpidist-trace-rank" + std::to_string(r) + ".json");
+  EXPECT_GE(dumps, 2) << job.output;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
