@@ -25,7 +25,7 @@ namespace {
 
 // Auto's crossovers (MPIDIST_HOST_ALLREDUCE=auto), measured with mpidist-bench on the reference
 // machine (benchmarks/results/shm.md): below them MPI_Allreduce is as fast or faster.
-constexpr std::size_t one_node_crossover = 16 * 1024;
+constexpr std::size_t one_node_crossover = 4 * 1024;
 constexpr std::size_t hierarchical_crossover = 16 * 1024 * 1024;
 // Messages up to this size go one-shot (measured: beyond it the split arithmetic wins).
 constexpr std::size_t one_shot_limit = 16 * 1024;
@@ -237,7 +237,9 @@ void run_hierarchical(const Call& call) {
   if (group.leaders != MPI_COMM_NULL) {
     const MPI_Datatype type = mpi::datatype(call.dtype);
     const MPI_Op op = mpi::reduction(call.op, call.dtype);
-    const std::size_t limit = std::size_t{1} << 30;  // MPI counts are ints
+    // Pieces of 4 MiB: Open MPI's all-reduce slows down tenfold above 16 MiB (it faults its
+    // temporary memory in anew on every call), and ints bound an MPI count anyway.
+    const std::size_t limit = std::max<std::size_t>(1, (std::size_t{4} << 20) / size_of(call.dtype));
     auto* out = static_cast<std::byte*>(call.out);
     for (std::size_t first = 0; first < call.count; first += limit) {
       const int n = static_cast<int>(std::min(limit, call.count - first));
