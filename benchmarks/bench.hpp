@@ -39,6 +39,7 @@ struct Options {
   std::string csv_path;                   ///< --csv FILE
   std::string compare_path;               ///< --compare FILE.json
   std::vector<int> groups;                ///< --group N[,N...]: ranks per group; empty = the world
+  int many = 1;                           ///< --many K: all_reduce_many's buffers per call
 };
 
 /// Parses argv; prints usage and returns nullopt after -h, throws std::invalid_argument (with a
@@ -101,6 +102,7 @@ struct OpHooks {
   bool has_data = true;   ///< false for barrier: no size sweep, no check
   bool in_place_only = false;  ///< broadcast: the API is in place
   bool objects = false;   ///< object ops keep their own host vectors: no run buffers, no device
+  bool many = false;      ///< sizes are per buffer and the op runs --many K of them (all_reduce_many)
   /// Where, in place, the send block lies: the same buffer (all_reduce, reduce), this rank's block
   /// of the receive buffer (all_gather) or the receive block inside the send buffer
   /// (reduce_scatter), as in nccl-tests.
@@ -157,6 +159,8 @@ struct RunInfo {
   std::string redop;    ///< "none" for ops without a reduction
   std::string mpi_library;
   std::string date;     ///< ISO 8601 UTC
+  /// The memcpy reference: GB/s copied by 2 threads on rank 0 in this run (0: not measured).
+  double memcpy_gbps = 0;
 };
 
 }  // namespace bench

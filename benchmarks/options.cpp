@@ -44,6 +44,7 @@ bool apply_valued(Options& o, std::string_view flag, const std::string& v) {
   else if (flag == "-w" || flag == "--warmup_iters") o.warmup = static_cast<int>(parse_int(flag, v, 0));
   else if (flag == "-c" || flag == "--check") o.check = parse_int(flag, v, 0) != 0;
   else if (flag == "-r" || flag == "--root") o.root = static_cast<int>(parse_int(flag, v, 0));
+  else if (flag == "--many") o.many = static_cast<int>(parse_int(flag, v, 1));
   else if (flag == "-o" || flag == "--op") {
     // nccl-tests also offers "all", which would multiply the table; one op per run here.
     try { o.redop = mpidist::reduce_op_from_string(v); } catch (const mpidist::Error& e) { throw std::invalid_argument("-o: " + e.detail()); }
@@ -90,10 +91,12 @@ std::string usage() {
          "  --in-place / --out-of-place   (default out of place; broadcast is always in place)\n"
          "  --json FILE  --csv FILE       write the results (rank 0)\n"
          "  --compare FILE.json           print the change against an earlier --json run\n"
+         "  --many K  all_reduce_many: K buffers of each size per call (raw MPI: K MPI_Allreduce calls)\n"
          "  --group N[,N...]  run inside groups of N consecutive ranks (mpidist::new_subgroups(N); N must\n"
          "            divide the rank count), raw MPI on the same split; one section per N (default: world)\n"
          "Time is the median over iterations of the slowest rank (barrier before each iteration); raw\n"
-         "MPI (and raw NCCL with --backend nccl) runs interleaved with mpidist; ratio = mpidist/raw.\n";
+         "MPI (and raw NCCL with --backend nccl) runs interleaved with mpidist; ratio = mpidist/raw.\n"
+         "Host runs first measure a memcpy reference (2 threads on rank 0) and print busbw as a fraction of it.\n";
 }
 
 std::optional<Options> parse_options(int argc, char** argv) {

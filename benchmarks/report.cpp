@@ -44,10 +44,17 @@ void print_header(std::ostream& out, const RunInfo& info, const Options& o, bool
       << (device ? "device buffers" : "host buffers") << "), " << info.mpi_library << "\n"
       << "# " << o.iters << " iterations (+" << o.warmup << " warm-up) per size, "
       << (o.in_place ? "in place" : "out of place") << ", check " << (o.check ? "on" : "off")
-      << "; time = median of the slowest rank, raw " << (device ? "NCCL" : "MPI") << " interleaved\n#\n"
-      << fmt("# %12s %12s %8s %6s %4s %10s %11s %11s %7s %10s %10s %10s %7s %9s\n", "size", "count", "type",
+      << "; time = median of the slowest rank, raw " << (device ? "NCCL" : "MPI") << " interleaved\n";
+  if (info.memcpy_gbps > 0)
+    out << fmt("# memcpy reference: %.2f GB/s copied by 2 threads on rank 0 in this run (%.2f GB/s read + write); "
+               "busbw/memcpy is the fraction of it\n", info.memcpy_gbps, 2 * info.memcpy_gbps);
+  if (o.many > 1 && info.op == "all_reduce_many")
+    out << "# " << o.many << " buffers per call (--many); size and count are the sum over them\n";
+  out << "#\n"
+      << fmt("# %12s %12s %8s %6s %4s %10s %11s %11s %7s %10s %10s %10s %7s %9s", "size", "count", "type",
              "redop", "root", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong", "min(us)", "max(us)",
-             device ? "nccl(us)" : "mpi(us)", "ratio", "added(us)");
+             device ? "nccl(us)" : "mpi(us)", "ratio", "added(us)")
+      << (info.memcpy_gbps > 0 ? " busbw/memcpy\n" : "\n");
   out.flush();
 }
 
@@ -60,10 +67,11 @@ void print_group(std::ostream& out, int group, int ngroups) {
 
 void print_row(std::ostream& out, const OpHooks& op, const RunInfo& info, const Options& o, const Result& r) {
   const double raw = r.raw_time_us();
-  out << fmt("  %12zu %12zu %8s %6s %4d %10s %11.3f %11.3f %7zu %10s %10s %10s %7.3f %+9.2f\n", r.bytes, r.count,
+  out << fmt("  %12zu %12zu %8s %6s %4d %10s %11.3f %11.3f %7zu %10s %10s %10s %7.3f %+9.2f", r.bytes, r.count,
              info.dtype.c_str(), info.redop.c_str(), op.rooted ? o.root : -1, us(r.mpidist.median_us).c_str(),
              r.algbw, r.busbw, r.wrong, us(r.mpidist.min_us).c_str(), us(r.mpidist.max_us).c_str(),
-             us(raw).c_str(), r.ratio(), r.mpidist.median_us - raw);
+             us(raw).c_str(), r.ratio(), r.mpidist.median_us - raw)
+      << (info.memcpy_gbps > 0 ? fmt(" %12.3f\n", r.busbw / info.memcpy_gbps) : std::string("\n"));
   out.flush();  // one line per size as it completes: the progress of a long sweep
 }
 

@@ -12,6 +12,7 @@
 #include "mpidist/device.hpp"
 #include "mpidist/environment.hpp"
 #include "mpidist/topology.hpp"
+#include "memcpy_reference.hpp"
 #include "raw_mpi.hpp"
 #include "raw_nccl.hpp"
 #include "report.hpp"
@@ -82,6 +83,16 @@ class Buffers {
 };
 
 std::size_t elem_bytes(const Run& run) { return mpidist::size_of(run.dtype); }
+
+// The op's counts for a size step; --many K ops hold K buffers of that size.
+Counts counts_of(const OpHooks& op, const Options& o, std::size_t bytes, int nranks) {
+  Counts c = op.counts(bytes, mpidist::size_of(o.dtype), nranks);
+  if (op.many) {
+    const auto k = static_cast<std::size_t>(o.many);
+    c = {.send = c.send * k, .recv = c.recv * k, .shown = c.shown * k, .bytes = c.bytes * k};
+  }
+  return c;
+}
 
 // init → (upload) → run once → (download) → check, summed over ranks.
 std::size_t checked_run(const OpHooks& op, Run& run, const Contender& c) {
@@ -220,7 +231,7 @@ SweepOutcome run_sweep(const OpHooks& op, const Options& o, std::ostream& out) {
   std::size_t max_send = 0, max_recv = 0;
   for (int g : groups) {
     for (std::size_t bytes : sizes) {
-      const Counts c = op.counts(bytes, mpidist::size_of(o.dtype), g);
+      const Counts c = counts_of(op, o, bytes, g);
       max_send = std::max(max_send, c.send * mpidist::size_of(o.dtype));
       max_recv = std::max(max_recv, c.recv * mpidist::size_of(o.dtype));
     }
@@ -233,6 +244,7 @@ SweepOutcome run_sweep(const OpHooks& op, const Options& o, std::ostream& out) {
   if (!device) contenders.push_back({1, op.run_raw_mpi, {}});  // raw MPI runs on host buffers
   if (device) contenders.push_back({2, op.run_raw_nccl, {}});
 
+  if (!device && op.has_data && !op.objects) outcome.info.memcpy_gbps = memcpy_reference(run.sync_comm);
   if (main_rank) print_header(out, outcome.info, o, device);
   for (int g : groups) {
     // The ops run in the group, the raw side on a duplicate of the same split (like with like).
@@ -243,7 +255,7 @@ SweepOutcome run_sweep(const OpHooks& op, const Options& o, std::ostream& out) {
     if (device) nccl_setup(run, run.raw_comm);
     if (main_rank && !o.groups.empty()) print_group(out, g, outcome.info.ranks / g);
     for (std::size_t bytes : sizes) {
-      run.counts = op.counts(bytes, mpidist::size_of(o.dtype), run.nranks);
+      run.counts = counts_of(op, o, bytes, run.nranks);
       if (!op.objects) buffers.lay_out(run, op);
       Result r = measure(op, run, contenders, o, outcome.raw_wrong);
       if (main_rank) print_row(out, op, outcome.info, o, r);

@@ -12,6 +12,7 @@
 #include "context.hpp"
 #include "device_backend.hpp"
 #include "device_info.hpp"
+#include "fusion.hpp"
 #include "mpidist/error.hpp"
 #include "mpidist/guards.hpp"
 #include "text_collectives.hpp"
@@ -82,8 +83,10 @@ void average_named(const Communicator* comm, std::span<const NamedBuffer> buffer
     }
     throw Error(group.name, "average", detail);
   }
-  for (const auto& [key, view] : buffers)
-    collective(group, CollectiveKind::AllReduce, "average", view, view, ReduceOp::Avg, 0, stream);
+  std::vector<BufferView> views;
+  views.reserve(buffers.size());
+  for (const auto& [key, view] : buffers) views.push_back(view);
+  all_reduce_many(group, "average", views, ReduceOp::Avg, stream);
 }
 
 }  // namespace detail

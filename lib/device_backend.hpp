@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 
 #include "collective_call.hpp"
 #include "mpidist/device.hpp"
@@ -49,6 +50,9 @@ void start_nccl(Group& group, const char* operation);
 /// Runs `call` (device buffers) with NCCL on the group's communicator, created on first use.
 /// Without call.stream, returns when the result is ready (waiting at most MPIDIST_TIMEOUT).
 void run_nccl(const Call& call);
+/// Runs `calls` (device all-reduces of one group, one stream) between one ncclGroupStart and
+/// ncclGroupEnd, so NCCL launches them as one unit; then waits as run_nccl does.
+void run_nccl_many(std::span<const Call> calls);
 /// Collective over `parent`, right after its MPI split: where the parent has an NCCL communicator,
 /// the child's (null on ranks left out) is split from it with ncclCommSplit instead of being
 /// bootstrapped anew at its first device collective.

@@ -67,6 +67,8 @@ void Group::release() noexcept {
   // Device resources first: their deleters may still need the group (NCCL teardown).
   nccl.reset();
   staging.reset();
+  fusion.reset();
+  shm.reset();  // MPI_Win_free: collective over `local`, before it goes
   if (finalized) {  // MPI took the communicators with it
     comm = control = local = leaders = MPI_COMM_NULL;
     return;

@@ -59,6 +59,10 @@ class Group {
   // Device resources, created lazily by lib/nccl and lib/cuda (type-erased: no CUDA type here).
   std::shared_ptr<void> nccl;
   std::shared_ptr<void> staging;
+  // The node's shared-memory segment (lib/mpi/shm_segment.hpp), made at the first shm collective.
+  std::shared_ptr<void> shm;
+  // all_reduce_many's packing buffer across nodes (lib/fusion.cpp), kept between calls.
+  std::shared_ptr<void> fusion;
 };
 
 /// Opens Communicator handles for the library.

@@ -64,6 +64,23 @@ std::uint32_t parse_entries(const std::string& text) {
   return static_cast<std::uint32_t>(value);
 }
 
+HostAllReduce parse_host_all_reduce(const std::string& text) {
+  if (text.empty() || text == "auto") return HostAllReduce::Auto;
+  if (text == "mpi") return HostAllReduce::Mpi;
+  if (text == "shm") return HostAllReduce::Shm;
+  throw Error(operation, "MPIDIST_HOST_ALLREDUCE='" + text + "' is not one of auto, mpi, shm");
+}
+
+std::size_t parse_fusion_bytes(const std::string& text) {
+  if (text.empty()) return default_fusion_bytes;
+  char* end = nullptr;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  // At least one float64, at most 16 GiB: beyond that a "fusion buffer" is a typo.
+  if (*end != '\0' || value < 8 || value > (1LL << 34))
+    throw Error(operation, "MPIDIST_FUSION_BYTES must be a byte count in [8, 2^34], got '" + text + "'");
+  return static_cast<std::size_t>(value);
+}
+
 // "MPIDIST_TIMEOUT: rank 0 has '5', rank 1 has (unset)" for every variable that differs, from
 // `joined`: every variable's text, one a line, as each rank holds it.
 std::string describe_disagreement(MPI_Comm comm, const std::vector<Variable>& mine, const std::string& joined) {
@@ -96,7 +113,9 @@ Settings agree_on_settings(MPI_Comm comm) {
                                    {"MPIDIST_TIMEOUT", read("MPIDIST_TIMEOUT")},
                                    {"MPIDIST_STALL_WARN", read("MPIDIST_STALL_WARN")},
                                    {"MPIDIST_TRACE_ENTRIES", read("MPIDIST_TRACE_ENTRIES")},
-                                   {"MPIDIST_TRACE_DIR", read("MPIDIST_TRACE_DIR")}};
+                                   {"MPIDIST_TRACE_DIR", read("MPIDIST_TRACE_DIR")},
+                                   {"MPIDIST_HOST_ALLREDUCE", read("MPIDIST_HOST_ALLREDUCE")},
+                                   {"MPIDIST_FUSION_BYTES", read("MPIDIST_FUSION_BYTES")}};
   Settings settings;
   std::optional<bool> validate;
   agree_on_outcome(comm, operation, capture([&] {
@@ -106,6 +125,8 @@ Settings agree_on_settings(MPI_Comm comm) {
                      settings.stall_warn_seconds = parse_seconds("MPIDIST_STALL_WARN", mine[3].text, 0);
                      settings.trace_entries = parse_entries(mine[4].text);
                      settings.trace_dir = mine[5].text;
+                     settings.host_all_reduce = parse_host_all_reduce(mine[6].text);
+                     settings.fusion_bytes = parse_fusion_bytes(mine[7].text);
                    }));
   std::string joined;
   for (const auto& v : mine) joined += v.text + '\n';

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -15,6 +16,12 @@ namespace mpidist::detail {
 
 /// Default MPIDIST_TIMEOUT in seconds: PyTorch's default for NCCL process groups (10 minutes).
 inline constexpr double default_timeout_seconds = 600.0;
+/// Default MPIDIST_FUSION_BYTES: Horovod's default fusion buffer (64 MiB).
+inline constexpr std::size_t default_fusion_bytes = std::size_t{64} << 20;
+
+/// MPIDIST_HOST_ALLREDUCE: how a host all_reduce travels. Auto picks shared memory above the
+/// measured crossover and MPI below it; Mpi and Shm force one (Shm: hierarchical across nodes).
+enum class HostAllReduce { Auto, Mpi, Shm };
 
 struct Settings {
   /// MPIDIST_VALIDATE: the cross-rank argument check before every tensor collective. "auto"
@@ -31,6 +38,10 @@ struct Settings {
   std::uint32_t trace_entries = 2000;
   /// MPIDIST_TRACE_DIR: where dumps go; "" keeps them in memory only.
   std::string trace_dir;
+  /// MPIDIST_HOST_ALLREDUCE=auto|mpi|shm.
+  HostAllReduce host_all_reduce = HostAllReduce::Auto;
+  /// MPIDIST_FUSION_BYTES: the most bytes all_reduce_many packs into one collective.
+  std::size_t fusion_bytes = default_fusion_bytes;
 };
 
 /// Collective over `comm`: parses the variables on every rank, then checks that all ranks hold the

@@ -35,6 +35,10 @@ void Deadline::time_out(const char* operation, const char* what) const {
   throw Error(operation, why + ". The communicator can no longer be used");
 }
 
+void throw_timed_out(const char* operation, const Deadline& deadline, const char* what) {
+  deadline.time_out(operation, what);
+}
+
 void wait_or_time_out(const char* operation, const Deadline& deadline, MPI_Request& request, const char* what) {
   for (unsigned polls = 0;; ++polls) {
     int done = 0;

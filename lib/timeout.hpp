@@ -27,6 +27,10 @@ class Deadline {
   std::chrono::steady_clock::time_point end_;
 };
 
+/// Throws the Error of a wait that ran past `deadline`: "timed out after N s waiting for <what>
+/// (MPIDIST_TIMEOUT) ...". Shared by every wait so that all timeouts read alike.
+[[noreturn]] void throw_timed_out(const char* operation, const Deadline& deadline, const char* what);
+
 /// Completes `request` by polling MPI_Test; past `deadline` throws Error(operation, "timed out
 /// ... waiting for <what>"). The request is then left pending: collectives cannot be cancelled.
 void wait_or_time_out(const char* operation, const Deadline& deadline, MPI_Request& request, const char* what);

@@ -9,6 +9,7 @@
 #include "device_info.hpp"
 #include "group.hpp"
 #include "mpi/host_collectives.hpp"
+#include "mpi/shm_collectives.hpp"
 #include "mpidist/error.hpp"
 #include "mpidist/guards.hpp"
 #include "settings.hpp"
@@ -41,6 +42,10 @@ void check_nccl_device(const Call& call) {
                                std::to_string(mine) + " (mpidist::device())");
 }
 
+// Host all-reduce through the node's shared memory (MPIDIST_HOST_ALLREDUCE, lib/mpi/shm_*).
+bool shm_one_node(const Call& call) { return shm::accepts(call, true); }
+bool shm_hierarchical(const Call& call) { return shm::accepts(call, false); }
+
 // Device pointers straight to MPI when it can read them and no CPU arithmetic is needed.
 bool cuda_aware(const Call& call) { return cuda_aware_mpi() == "yes" && !mpi::needs_host_arithmetic(call); }
 void run_cuda_aware(const Call& call) {
@@ -54,6 +59,9 @@ void run_staged_mpi(const Call& call) { run_staged(call, &mpi::run); }
 
 constexpr std::array table{
     Transport{"local (group of one)", &one_rank, nullptr, &run_local},
+    Transport{"shm (host memory, one node)", &shm_one_node, nullptr, &shm::run_one_node},
+    Transport{"hierarchical (host memory: shm in nodes, mpi across)", &shm_hierarchical, nullptr,
+              &shm::run_hierarchical},
     Transport{"mpi (host memory)", &host_memory, nullptr, &mpi::run},
     Transport{"nccl", &nccl_allowed, &check_nccl_device, &run_nccl},
     Transport{"cuda-aware-mpi", &cuda_aware, nullptr, &run_cuda_aware},

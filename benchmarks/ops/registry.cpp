@@ -5,14 +5,14 @@
 namespace bench {
 namespace ops {
 extern const OpHooks all_reduce_hooks, broadcast_hooks, all_gather_hooks, reduce_scatter_hooks, reduce_hooks,
-    barrier_hooks, object_broadcast_hooks, object_all_gather_hooks;
+    barrier_hooks, object_broadcast_hooks, object_all_gather_hooks, all_reduce_many_hooks;
 }  // namespace ops
 
 const std::vector<const OpHooks*>& all_ops() {
   static const std::vector<const OpHooks*> table{
       &ops::all_reduce_hooks, &ops::broadcast_hooks, &ops::all_gather_hooks,
       &ops::reduce_scatter_hooks, &ops::reduce_hooks, &ops::barrier_hooks,
-      &ops::object_broadcast_hooks, &ops::object_all_gather_hooks};
+      &ops::object_broadcast_hooks, &ops::object_all_gather_hooks, &ops::all_reduce_many_hooks};
   return table;
 }
 

@@ -68,6 +68,18 @@ void broadcast(const Communicator& comm, std::span<T, Extent> buffer, int root =
   broadcast(comm, BufferView(buffer), root, stream);
 }
 
+/// Tensor fusion (Horovod's fusion buffer, DDP's buckets): every buffer is all-reduced in place,
+/// exactly as separate all_reduce calls would leave it, in as few collectives as possible. Buffers
+/// are grouped by element type (first appearance order) and packed: on one node straight into the
+/// shared-memory segment, otherwise into a fusion buffer of at most MPIDIST_FUSION_BYTES (default
+/// 64 MiB; a larger buffer goes alone). Zero-length buffers are allowed. All buffers must be host
+/// memory, or all on this rank's CUDA device (there: one ncclGroupStart/End around the calls).
+/// Every rank passes the same list of counts and types; with MPIDIST_VALIDATE on, a mismatch or
+/// a bad argument on any rank is the same Error on every rank before any data moves.
+void all_reduce_many(std::span<const BufferView> buffers, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
+void all_reduce_many(const Communicator& comm, std::span<const BufferView> buffers, ReduceOp op = ReduceOp::Sum,
+                     Stream stream = nullptr);
+
 /// virtex `average_across_processes`: in-place mean over all ranks.
 void average(BufferView buffer, Stream stream = nullptr);
 void average(const Communicator& comm, BufferView buffer, Stream stream = nullptr);
@@ -90,8 +102,8 @@ std::vector<NamedBuffer> named_buffers(const std::map<std::string, V>& buffers) 
 
 /// The same for a dictionary of tensors (virtex's dict of tensors): any std::map from names to
 /// something that converts to a BufferView (`std::map<std::string, std::span<float>>`,
-/// `std::map<std::string, BufferView>`). One collective per entry, in key order on every rank; the
-/// ranks must hold the same keys (else Error on every rank, listing each rank's keys).
+/// `std::map<std::string, BufferView>`). Fused as all_reduce_many in key order; the ranks must hold
+/// the same keys (else Error on every rank, listing each rank's keys).
 void average(const std::map<std::string, BufferView>& buffers, Stream stream = nullptr);
 void average(const Communicator& comm, const std::map<std::string, BufferView>& buffers, Stream stream = nullptr);
 template <class V>

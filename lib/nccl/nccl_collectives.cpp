@@ -1,5 +1,6 @@
 // The NCCL path: device buffers, one NCCL call per collective, then (without a caller's stream) a
 // wait that polls the stream and NCCL's asynchronous error, bounded by MPIDIST_TIMEOUT.
+#include <span>
 #include <string>
 #include <thread>
 
@@ -101,6 +102,22 @@ void run_nccl(const Call& call) {
   const cudaStream_t stream = call.stream ? call.stream : comm.stream();
   nccl::enqueue(call, comm.get(), stream);
   if (call.stream == nullptr) nccl::wait(call.name, comm, stream);
+}
+
+void run_nccl_many(std::span<const Call> calls) {
+  if (calls.empty()) return;
+  const Call& first = calls.front();
+  auto& comm = nccl::communicator(*first.group, first.name);
+  const cudaStream_t stream = first.stream ? first.stream : comm.stream();
+  MPIDIST_NCCL_CHECK(ncclGroupStart(), comm.get());
+  try {
+    for (const Call& call : calls) nccl::enqueue(call, comm.get(), stream);
+  } catch (...) {
+    ncclGroupEnd();  // close the group; the first failure is the one to report
+    throw;
+  }
+  MPIDIST_NCCL_CHECK(ncclGroupEnd(), comm.get());
+  if (first.stream == nullptr) nccl::wait(first.name, comm, stream);
 }
 
 }  // namespace mpidist::detail

@@ -1,0 +1,116 @@
+#include "shm_segment.hpp"
+
+#include <sched.h>
+
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "../group.hpp"
+#include "../mpi_check.hpp"
+#include "../timeout.hpp"
+#include "mpidist/error.hpp"
+
+namespace mpidist::detail::shm {
+namespace {
+
+// Each rank's part: its flag alone on a page (no false sharing with the data), then two halves.
+constexpr std::size_t flag_bytes = 4096;
+
+void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+int usable_cpus() noexcept {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return static_cast<int>(std::thread::hardware_concurrency());
+  return CPU_COUNT(&set);
+}
+
+}  // namespace
+
+Segment::Segment(MPI_Comm local, const char* operation) {
+  MPIDIST_MPI_CHECK(MPI_Comm_rank(local, &rank_));
+  MPIDIST_MPI_CHECK(MPI_Comm_size(local, &size_));
+  MPI_Info info = MPI_INFO_NULL;
+  MPIDIST_MPI_CHECK(MPI_Info_create(&info));
+  // Each rank's part on its own pages, which the rank touches first (NUMA-local on big nodes).
+  MPI_Info_set(info, "alloc_shared_noncontig", "true");
+  void* base = nullptr;
+  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(flag_bytes + 2 * half_bytes), 1, info, local, &base,
+                                         &window_);
+  MPI_Info_free(&info);
+  if (rc != MPI_SUCCESS)
+    throw Error(operation, "cannot allocate the shared-memory segment of the node's ranks (MPI_Win_allocate_shared "
+                           "failed); set MPIDIST_HOST_ALLREDUCE=mpi to do without");
+  try {
+    MPIDIST_MPI_CHECK(MPI_Win_set_errhandler(window_, MPI_ERRORS_RETURN));
+    for (int r = 0; r < size_; ++r) {
+      MPI_Aint bytes = 0;
+      int unit = 0;
+      void* part = nullptr;
+      MPIDIST_MPI_CHECK(MPI_Win_shared_query(window_, r, &bytes, &unit, &part));
+      flags_.push_back(static_cast<std::uint64_t*>(part));
+      data_.push_back(static_cast<std::byte*>(part) + flag_bytes);
+    }
+    // A passive-target epoch for the whole life of the segment: loads and stores are then legal
+    // MPI-3 shared-memory accesses; the atomics order them.
+    MPIDIST_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_));
+    flag(rank_).store(0, std::memory_order_release);
+    MPIDIST_MPI_CHECK(MPI_Barrier(local));  // every flag is 0 before anyone waits on it
+  } catch (...) {
+    MPI_Win_free(&window_);
+    throw;
+  }
+  spins_ = size_ > usable_cpus() ? 64 : 4000;
+}
+
+Segment::~Segment() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized || window_ == MPI_WIN_NULL) return;  // MPI took the window with it
+  MPI_Win_unlock_all(window_);
+  MPI_Win_free(&window_);
+}
+
+std::uint64_t Segment::begin_step(const char* operation) {
+  const std::uint64_t step = next_step_++;
+  if (step > 0) wait(posted(step - 1), operation);
+  return step;
+}
+
+bool Segment::reached(std::uint64_t value, int only) const noexcept {
+  if (only >= 0) return flag(only).load(std::memory_order_acquire) >= value;
+  for (int r = 0; r < size_; ++r)
+    if (r != rank_ && flag(r).load(std::memory_order_acquire) < value) return false;
+  return true;
+}
+
+void Segment::wait(std::uint64_t value, const char* operation, int only) {
+  if (only < 0 && everyone_reached_ >= value) return;
+  // Spin while the peers are likely running, then give the core away: with more ranks than cores
+  // the rank we wait for may need ours. The clock is read only once waiting has become slow.
+  std::optional<Deadline> deadline;
+  for (unsigned polls = 0; !reached(value, only); ++polls) {
+    if (polls < spins_) {
+      cpu_relax();
+      continue;
+    }
+    if (!deadline) deadline.emplace(operation);
+    if (polls % 64 == 0 && deadline->passed())
+      throw_timed_out(operation, *deadline, "the other ranks of the node in shared memory");
+    if (polls < spins_ + 20000) sched_yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  if (only < 0) everyone_reached_ = value;
+}
+
+Segment& segment(Group& group, const char* operation) {
+  if (!group.shm) group.shm = std::make_shared<Segment>(group.local, operation);
+  return *static_cast<Segment*>(group.shm.get());
+}
+
+}  // namespace mpidist::detail::shm

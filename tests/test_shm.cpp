@@ -1,0 +1,305 @@
+// The host all-reduce through shared memory (one node), hierarchical (simulated nodes) and tensor
+// fusion (all_reduce_many), against MPI_Allreduce on the same inputs: integers bitwise equal,
+// floats within rounding and bitwise equal on every rank. Run with MPIDIST_HOST_ALLREDUCE forced
+// to shm, to mpi and on auto, at 1-4 ranks and on simulated nodes (tests/meson.build).
+#include <mpi.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "mpi_test.hpp"
+#include "mpidist/mpidist.hpp"
+
+namespace {
+
+using namespace mpidist_test;
+using mpidist::BufferView;
+using mpidist::Communicator;
+using mpidist::DataType;
+using mpidist::ReduceOp;
+using Shm = MpiTest;
+
+constexpr ReduceOp all_ops[] = {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg};
+
+template <class T>
+constexpr bool is_half = std::is_same_v<T, mpidist::float16> || std::is_same_v<T, mpidist::bfloat16>;
+
+// This rank's input: small values (products stay finite), different on every rank and index.
+template <class T>
+T input(int rank, std::size_t i, ReduceOp op) {
+  long k = static_cast<long>((i * 7 + static_cast<std::size_t>(rank) * 13) % 101);
+  if constexpr (std::is_integral_v<T>) {
+    // 8-bit sums stay in range: Open MPI 4.1's AVX ops saturate 8-bit sums instead of wrapping.
+    const long centre = sizeof(T) == 1 ? 10 : 50;
+    if (sizeof(T) == 1) k %= 21;
+    if (op == ReduceOp::Product) return static_cast<T>(1 + (k % 3));
+    return static_cast<T>(std::is_signed_v<T> ? k - centre : k);
+  } else {
+    const double v = op == ReduceOp::Product ? 1.0 + static_cast<double>(k % 7 - 3) / 16 : static_cast<double>(k - 50) / 4;
+    return T(static_cast<float>(v));
+  }
+}
+
+template <class T>
+double as_double(T v) {
+  if constexpr (is_half<T>) return static_cast<double>(static_cast<float>(v));
+  else return static_cast<double>(v);
+}
+
+MPI_Datatype mpi_type(DataType d) {
+  switch (d) {
+    case DataType::Float32: return MPI_FLOAT;
+    case DataType::Float64: return MPI_DOUBLE;
+    case DataType::Int8: return MPI_INT8_T;
+    case DataType::UInt8: return MPI_UINT8_T;
+    case DataType::Int32: return MPI_INT32_T;
+    case DataType::Int64: return MPI_INT64_T;
+    case DataType::UInt32: return MPI_UINT32_T;
+    case DataType::UInt64: return MPI_UINT64_T;
+    default: return MPI_UINT16_T;
+  }
+}
+MPI_Op mpi_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Product: return MPI_PROD;
+    case ReduceOp::Min: return MPI_MIN;
+    case ReduceOp::Max: return MPI_MAX;
+    default: return MPI_SUM;
+  }
+}
+
+// The reference: raw MPI_Allreduce on the group's communicator; halves (which MPI cannot add)
+// from every rank's inputs, gathered and combined in double.
+template <class T>
+std::vector<T> reference(const Communicator& comm, const std::vector<T>& in, ReduceOp op) {
+  const std::size_t n = in.size();
+  std::vector<T> out(n);
+  if constexpr (is_half<T>) {
+    std::vector<T> all(n * static_cast<std::size_t>(comm.size()));
+    MPI_Allgather(in.data(), static_cast<int>(n), MPI_UINT16_T, all.data(), static_cast<int>(n), MPI_UINT16_T,
+                  comm.native());
+    for (std::size_t i = 0; i < n; ++i) {
+      double acc = as_double(all[i]);
+      for (int r = 1; r < comm.size(); ++r) {
+        const double v = as_double(all[static_cast<std::size_t>(r) * n + i]);
+        if (op == ReduceOp::Product) acc *= v;
+        else if (op == ReduceOp::Min) acc = std::min(acc, v);
+        else if (op == ReduceOp::Max) acc = std::max(acc, v);
+        else acc += v;
+      }
+      if (op == ReduceOp::Avg) acc /= comm.size();
+      out[i] = T(static_cast<float>(acc));
+    }
+  } else {
+    MPI_Allreduce(in.data(), out.data(), static_cast<int>(n), mpi_type(mpidist::dtype_v<T>), mpi_op(op), comm.native());
+    if (op == ReduceOp::Avg)
+      for (auto& v : out) v = static_cast<T>(v / static_cast<std::common_type_t<T, int>>(comm.size()));
+  }
+  return out;
+}
+
+// `got` against the reference, and bitwise the same as rank 0's. (One assertion per buffer, not
+// per element: gtest's per-call cost would dominate the multi-MiB cases.)
+template <class T>
+void expect_matches(const Communicator& comm, const std::vector<T>& got, const std::vector<T>& want,
+                    const std::string& what) {
+  const double tolerance = is_half<T> ? 2e-2 : std::is_same_v<T, float> ? 1e-5 : 1e-12;
+  std::size_t i = 0;
+  for (; i < got.size(); ++i) {
+    if constexpr (std::is_integral_v<T>) {
+      if (got[i] != want[i]) break;
+    } else {
+      const double g = as_double(got[i]), w = as_double(want[i]);
+      if (!(std::abs(g - w) <= tolerance * std::max(1.0, std::abs(w)))) break;
+    }
+  }
+  if (i < got.size())
+    FAIL() << what << " at " << i << ": " << as_double(got[i]) << " vs " << as_double(want[i]);
+  std::vector<T> first(got);
+  MPI_Bcast(first.data(), static_cast<int>(first.size() * sizeof(T)), MPI_BYTE, 0, comm.native());
+  ASSERT_EQ(std::memcmp(first.data(), got.data(), got.size() * sizeof(T)), 0) << what << ": ranks differ";
+}
+
+template <class T>
+void check_all_reduce(const Communicator& comm, std::size_t count, ReduceOp op, bool in_place) {
+  std::vector<T> in(count);
+  for (std::size_t i = 0; i < count; ++i) in[i] = input<T>(comm.rank(), i, op);
+  std::vector<T> out(in);
+  if (in_place) mpidist::all_reduce(comm, BufferView(std::span(out)), op);
+  else mpidist::all_reduce(comm, BufferView(std::span(in)), BufferView(std::span(out)), op);
+  const std::string what = std::string(mpidist::to_string(mpidist::dtype_v<T>)) + " " +
+                           std::string(mpidist::to_string(op)) + " count " + std::to_string(count) +
+                           (in_place ? " in place" : " out of place") + " on " + comm.name();
+  expect_matches(comm, out, reference(comm, in, op), what);
+}
+
+// Element counts one below, at and one above every byte threshold of the shm path (16 KiB: the
+// crossover and the one-shot limit; 1 MiB: a segment half) and beyond the segment.
+std::vector<std::size_t> counts_for(std::size_t element, bool large) {
+  std::vector<std::size_t> counts{0, 1, 3, 31};
+  std::vector<std::size_t> edges{16 * 1024};
+  if (large) edges = {16 * 1024, 1 << 20, 2 << 20};
+  for (const std::size_t edge : edges)
+    for (const long d : {-1L, 0L, 1L}) counts.push_back(static_cast<std::size_t>(static_cast<long>(edge / element) + d));
+  if (large) counts.push_back((3 << 20) / element + 5);  // three halves and a bit: larger than the segment
+  return counts;
+}
+
+template <class T>
+void sweep(const Communicator& comm, bool large, std::initializer_list<ReduceOp> ops) {
+  for (const ReduceOp op : ops)
+    for (const std::size_t count : counts_for(sizeof(T), large)) {
+      check_all_reduce<T>(comm, count, op, true);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+}
+
+TEST_F(Shm, EveryTypeAndOpAroundTheSmallThresholds) {
+  const Communicator world = mpidist::world();
+  sweep<mpidist::float16>(world, false, {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg});
+  sweep<mpidist::bfloat16>(world, false, {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg});
+  sweep<float>(world, false, {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg});
+  sweep<double>(world, false, {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg});
+  sweep<std::int8_t>(world, false, {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg});
+  sweep<std::uint8_t>(world, false, {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg});
+  sweep<std::int32_t>(world, false, {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg});
+  sweep<std::int64_t>(world, false, {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg});
+  sweep<std::uint32_t>(world, false, {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg});
+  sweep<std::uint64_t>(world, false, {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg});
+}
+
+TEST_F(Shm, LargerThanTheSegmentInChunks) {
+  const Communicator world = mpidist::world();
+  sweep<float>(world, true, {ReduceOp::Sum});
+  sweep<std::int32_t>(world, true, {ReduceOp::Max});
+  // The other types and ops once past a half and once past the whole segment.
+  for (const std::size_t bytes : {std::size_t{(1 << 20) + 64}, std::size_t{(3 << 20) + 40}}) {
+    check_all_reduce<float>(world, bytes / 4 + 1, ReduceOp::Avg, true);
+    check_all_reduce<mpidist::bfloat16>(world, bytes / 2 + 1, ReduceOp::Sum, true);
+    check_all_reduce<mpidist::float16>(world, bytes / 2 + 3, ReduceOp::Max, true);
+    check_all_reduce<std::uint8_t>(world, bytes + 7, ReduceOp::Min, true);
+    check_all_reduce<std::int64_t>(world, bytes / 8 + 1, ReduceOp::Avg, true);
+    check_all_reduce<double>(world, bytes / 8 + 5, ReduceOp::Product, true);
+  }
+}
+
+TEST_F(Shm, OutOfPlace) {
+  const Communicator world = mpidist::world();
+  for (const std::size_t count : {std::size_t{5}, std::size_t{5000}, std::size_t{700001}}) {
+    check_all_reduce<float>(world, count, ReduceOp::Sum, false);
+    check_all_reduce<std::int64_t>(world, count, ReduceOp::Avg, false);
+  }
+}
+
+// Two groups (even and odd world ranks) reduce at the same time, each through its own segment,
+// interleaved with the world's.
+TEST_F(Shm, SplitGroupsUseTheirSegmentsAtOnce) {
+  const Communicator world = mpidist::world();
+  const Communicator half = world.split(world.rank() % 2);
+  for (int round = 0; round < 3; ++round) {
+    check_all_reduce<float>(half, 600000 + static_cast<std::size_t>(round), ReduceOp::Sum, true);
+    check_all_reduce<std::int32_t>(world, 300001, ReduceOp::Sum, true);
+    check_all_reduce<std::int32_t>(half, 4099, ReduceOp::Max, true);
+    check_all_reduce<double>(world, 17, ReduceOp::Avg, true);
+  }
+}
+
+// all_reduce_many against one all_reduce per buffer on copies of the same inputs.
+TEST_F(Shm, AllReduceManyMatchesSeparateCalls) {
+  const Communicator world = mpidist::world();
+  for (const ReduceOp op : {ReduceOp::Sum, ReduceOp::Avg, ReduceOp::Max}) {
+    std::vector<std::vector<float>> floats;
+    std::vector<std::vector<std::int32_t>> ints;
+    std::vector<std::vector<double>> doubles;
+    for (const std::size_t n : {std::size_t{100}, std::size_t{0}, std::size_t{3}, std::size_t{300000}, std::size_t{1}})
+      floats.emplace_back(n);
+    for (const std::size_t n : {std::size_t{0}, std::size_t{5000}, std::size_t{7}}) ints.emplace_back(n);
+    doubles.emplace_back(20000);
+    std::size_t salt = 0;
+    auto fill = [&](auto& v) {
+      using T = typename std::decay_t<decltype(v)>::value_type;
+      for (std::size_t i = 0; i < v.size(); ++i) v[i] = input<T>(world.rank(), i + salt, op);
+      salt += 11;
+    };
+    for (auto& v : floats) fill(v);
+    for (auto& v : ints) fill(v);
+    for (auto& v : doubles) fill(v);
+    auto floats_ref = floats;
+    auto ints_ref = ints;
+    auto doubles_ref = doubles;
+    // Types interleaved, empty buffers among them.
+    std::vector<BufferView> views{std::span(floats[0]), std::span(ints[0]), std::span(floats[1]), std::span(doubles[0]),
+                                  std::span(ints[1]),   std::span(floats[2]), std::span(floats[3]), std::span(ints[2]),
+                                  std::span(floats[4])};
+    mpidist::all_reduce_many(world, views, op);
+    for (auto& v : floats_ref) mpidist::all_reduce(world, std::span(v), op);
+    for (auto& v : ints_ref) mpidist::all_reduce(world, std::span(v), op);
+    for (auto& v : doubles_ref) mpidist::all_reduce(world, std::span(v), op);
+    for (std::size_t k = 0; k < ints.size(); ++k) ASSERT_EQ(ints[k], ints_ref[k]) << "int buffer " << k;
+    for (std::size_t k = 0; k < floats.size(); ++k) expect_matches(world, floats[k], floats_ref[k], "float buffer " + std::to_string(k));
+    expect_matches(world, doubles[0], doubles_ref[0], "double buffer");
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST_F(Shm, AllReduceManyOfNothing) {
+  std::vector<float> empty;
+  mpidist::all_reduce_many({});
+  const std::vector<BufferView> views{std::span(empty), std::span(empty)};
+  mpidist::all_reduce_many(views);
+}
+
+TEST_F(Shm, ThousandSmallBuffersFused) {
+  const Communicator world = mpidist::world();
+  std::vector<std::vector<float>> grads(1000, std::vector<float>(256));
+  for (std::size_t k = 0; k < grads.size(); ++k)
+    for (std::size_t i = 0; i < 256; ++i) grads[k][i] = static_cast<float>((k + i) % 17 + world.rank());
+  std::vector<BufferView> views;
+  for (auto& g : grads) views.emplace_back(std::span(g));
+  mpidist::all_reduce_many(world, views, ReduceOp::Avg);
+  const float ranks_mean = static_cast<float>(world.size() - 1) / 2;
+  for (std::size_t k = 0; k < grads.size(); ++k)
+    for (std::size_t i = 0; i < 256; ++i) ASSERT_FLOAT_EQ(grads[k][i], static_cast<float>((k + i) % 17) + ranks_mean);
+}
+
+// With validation on, a rank whose list is wrong makes every rank raise before data moves, and
+// the group stays usable.
+TEST_F(Shm, AllReduceManyBadArgumentOnOneRankFailsEveryRank) {
+  const char* validate = std::getenv("MPIDIST_VALIDATE");
+  if (validate == nullptr || std::string(validate) != "1") GTEST_SKIP() << "needs MPIDIST_VALIDATE=1";
+  const Communicator world = mpidist::world();
+  if (world.size() < 2) GTEST_SKIP() << "needs two ranks";
+  std::vector<float> a(1000, 1.0f), b(40000, 2.0f);
+  const std::vector<BufferView> views{std::span(a), std::span(b)};
+  expect_error([&] { mpidist::all_reduce_many(world, views, world.rank() == 1 ? ReduceOp::And : ReduceOp::Sum); },
+               {"all_reduce_many", "rank 1"});
+  const std::vector<BufferView> fewer{std::span(a)};
+  expect_error([&] { mpidist::all_reduce_many(world, world.rank() == 1 ? fewer : views); },
+               {"all_reduce_many", "number of buffers"});
+  std::vector<float> shorter(999, 1.0f);
+  const std::vector<BufferView> other{std::span(shorter), std::span(b)};
+  expect_error([&] { mpidist::all_reduce_many(world, world.rank() == 1 ? other : views); },
+               {"all_reduce_many", "buffer counts and types"});
+  mpidist::all_reduce_many(world, views);
+  for (const float v : a) ASSERT_EQ(v, static_cast<float>(world.size()));
+}
+
+// Four ranks on two cores: the waits must give the cores away, or this takes minutes.
+TEST_F(Shm, ManyCallsFinishInBoundedTime) {
+  const Communicator world = mpidist::world();
+  std::vector<float> small(1024, 1.0f), large(1 << 20, 1.0f);
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 200; ++i) mpidist::all_reduce(world, std::span(small), ReduceOp::Max);
+  for (int i = 0; i < 20; ++i) mpidist::all_reduce(world, std::span(large), ReduceOp::Max);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 20.0);
+  EXPECT_EQ(large[12345], 1.0f);
+}
+
+}  // namespace
