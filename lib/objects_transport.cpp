@@ -308,6 +308,14 @@ ObjectComm object_comm(const char* operation, int root) {
   return object_comm(group);
 }
 
+std::size_t check_received_frame(const char* operation, int rank, const std::byte* frame) {
+  static_assert(payload_frame_bytes == frame_bytes);
+  Frame f;
+  std::memcpy(&f, frame, sizeof f);
+  check_frame(operation, rank, f);
+  return f.header.size;
+}
+
 std::size_t max_message_bytes() noexcept {
   return g_message_limit == 0 ? static_cast<std::size_t>(INT_MAX) : g_message_limit;
 }

@@ -23,12 +23,12 @@ namespace {
 std::string cases_dir() { return std::getenv("TRACE_CASES"); }
 std::string case_dir(const std::string& name) { return cases_dir() + "/" + name; }
 
-struct Run {
+struct TraceRun {
   int status;
   std::string out;  // stdout and stderr
 };
 
-Run run_trace(const std::string& args) {
+TraceRun run_trace(const std::string& args) {
   const std::string command = std::string(std::getenv("MPIDIST_TRACE")) + " " + args + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   std::string out;
@@ -39,10 +39,10 @@ Run run_trace(const std::string& args) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
 }
 
-Run analyze_text(const std::string& name) { return run_trace(case_dir(name)); }
+TraceRun analyze_text(const std::string& name) { return run_trace(case_dir(name)); }
 
 Json analyze_json(const std::string& name) {
-  const Run run = run_trace("--json " + case_dir(name));
+  const TraceRun run = run_trace("--json " + case_dir(name));
   EXPECT_EQ(run.status, 0) << run.out;
   return mpidist::trace::parse_json(run.out, "mpidist-trace --json output");
 }
@@ -86,7 +86,7 @@ void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::i
 }  // namespace
 
 TEST(TraceReport, SkippedBarrierNamesTheMissingRankAndWhatItDidInstead) {
-  const Run run = analyze_text("skipped_barrier");
+  const TraceRun run = analyze_text("skipped_barrier");
   ASSERT_EQ(run.status, 0) << run.out;
   expect_line(run.out, "first incomplete collective: #5 on world: barrier");
   expect_line(run.out, "  reached it: 0 (started), 2 (started), 3 (started)");
@@ -110,7 +110,7 @@ TEST(TraceReport, SkippedBarrierNamesTheMissingRankAndWhatItDidInstead) {
 }
 
 TEST(TraceReport, DtypeMismatchIsNamedThoughEverythingCompleted) {
-  const Run run = analyze_text("dtype_mismatch");
+  const TraceRun run = analyze_text("dtype_mismatch");
   ASSERT_EQ(run.status, 0) << run.out;
   expect_line(run.out, "every recorded collective completed on every member that left a dump");
   expect_line(run.out, "  #3 on world: ranks 0,2 all_reduce 1024 float32 sum; rank 1 all_reduce 1024 int32 sum");
@@ -125,14 +125,14 @@ TEST(TraceReport, DtypeMismatchIsNamedThoughEverythingCompleted) {
 }
 
 TEST(TraceReport, RootMismatch) {
-  const Run run = analyze_text("root_mismatch");
+  const TraceRun run = analyze_text("root_mismatch");
   ASSERT_EQ(run.status, 0) << run.out;
   expect_line(run.out, "  #2 on world: ranks 0,1 broadcast 256 float32 root 0; rank 2 broadcast 256 float32 root 1");
   EXPECT_EQ(field(analyze_json("root_mismatch"), "mismatches").as_array().size(), 1u);
 }
 
 TEST(TraceReport, AllReduceAgainstBroadcastAtThreeRanks) {
-  const Run run = analyze_text("allreduce_vs_broadcast");
+  const TraceRun run = analyze_text("allreduce_vs_broadcast");
   ASSERT_EQ(run.status, 0) << run.out;
   expect_line(run.out, "first incomplete collective: #7 on world: all_reduce 1024 float32 sum");
   expect_line(run.out,
@@ -147,7 +147,7 @@ TEST(TraceReport, AllReduceAgainstBroadcastAtThreeRanks) {
 }
 
 TEST(TraceReport, KilledRankWithoutDumpIsSaidSo) {
-  const Run run = analyze_text("sigkilled_rank");
+  const TraceRun run = analyze_text("sigkilled_rank");
   ASSERT_EQ(run.status, 0) << run.out;
   expect_line(run.out, "  rank 2: no dump (killed, e.g. SIGKILL, or never got to write one)");
   expect_line(run.out, "first incomplete collective: #12 on world: all_reduce 1024 float32 sum");
@@ -163,7 +163,7 @@ TEST(TraceReport, KilledRankWithoutDumpIsSaidSo) {
 }
 
 TEST(TraceReport, RingOverflowIsNotMissing) {
-  const Run run = analyze_text("ring_overflow");
+  const TraceRun run = analyze_text("ring_overflow");
   ASSERT_EQ(run.status, 0) << run.out;
   expect_line(run.out, "    its ring dropped the 5 oldest of 9 calls (capacity 4)");
   expect_line(run.out, "first incomplete collective: #10 on world: barrier");
@@ -181,7 +181,7 @@ TEST(TraceReport, DroppedEntriesOfAStuckCollectiveAreUnknownNotMissing) {
   std::string rank0 = read(dir / "mpidist-trace-rank0.json");
   rank0.replace(rank0.find("\"sequence\": 9"), 13, "\"sequence\": 10");
   write(dir / "mpidist-trace-rank0.json", rank0);
-  const Run run = run_trace(dir.string());
+  const TraceRun run = run_trace(dir.string());
   ASSERT_EQ(run.status, 0) << run.out;
   expect_line(run.out, "  unknown (dropped from ring): rank 0");
   expect_line(run.out, "  never joined: none");
@@ -189,7 +189,7 @@ TEST(TraceReport, DroppedEntriesOfAStuckCollectiveAreUnknownNotMissing) {
 }
 
 TEST(TraceReport, SplitGroupStuckWhileWorldIsFine) {
-  const Run run = analyze_text("split_stuck");
+  const TraceRun run = analyze_text("split_stuck");
   ASSERT_EQ(run.status, 0) << run.out;
   expect_line(run.out, "first incomplete collective: #3 on world/split(color 1): all_reduce 64 float32 sum");
   expect_line(run.out, "  members: ranks 1,3");
@@ -232,7 +232,7 @@ TEST(TraceInput, MalformedInputExitsTwoWithTheFileAndTheField) {
     ASSERT_NE(at, std::string::npos) << c.what;
     text.replace(at, c.replace.size(), c.with);
     write(dir / "mpidist-trace-rank0.json", text);
-    const Run run = run_trace(dir.string());
+    const TraceRun run = run_trace(dir.string());
     EXPECT_EQ(run.status, 2) << c.what << ": " << run.out;
     EXPECT_NE(run.out.find("mpidist-trace-rank0.json"), std::string::npos) << c.what << ": " << run.out;
     EXPECT_NE(run.out.find(c.message), std::string::npos) << c.what << ": " << run.out;
@@ -246,7 +246,7 @@ TEST(TraceInput, TruncatedDumpAtAnyByteExitsTwo) {
   const std::string text = read(dir / "mpidist-trace-rank1.json");
   for (std::size_t cut = 0; cut + 2 < text.size(); cut += 53) {
     write(dir / "mpidist-trace-rank1.json", text.substr(0, cut));
-    const Run run = run_trace(dir.string());
+    const TraceRun run = run_trace(dir.string());
     EXPECT_EQ(run.status, 2) << "cut at " << cut << ": " << run.out;
     EXPECT_NE(run.out.find("mpidist-trace-rank1.json: "), std::string::npos) << run.out;
   }
