@@ -2,7 +2,9 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <new>
 #include <string>
+#include <unistd.h>
 
 #include "call_scope.hpp"
 #include "context.hpp"
@@ -62,6 +64,45 @@ void bcast_chunked(std::byte* data, std::size_t n, int root, MPI_Comm comm) {
   }
 }
 
+// The most a payload can be: what this host's memory holds. A frame announcing more (a size
+// field of 2^62) did not come from a sender holding the value: refused before any allocation, and
+// before any tail is awaited, since none will come.
+std::size_t largest_receivable() {
+  static const std::size_t bytes = [] {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page)
+                                 : std::size_t{1} << 40;
+  }();
+  return bytes;
+}
+
+// A frame that this library cannot have written becomes an Error naming the sender and the field.
+void check_frame(const char* operation, int rank, const Frame& f) {
+  auto refuse = [&](const std::string& what) {
+    throw Error(operation, "the frame from rank " + std::to_string(rank) + " is corrupt: " + what);
+  };
+  if (f.header.failed > 1) refuse("status " + std::to_string(f.header.failed) + " (expected 0 or 1)");
+  if (f.header.failed == 1 && f.header.size > inline_capacity)
+    refuse("a failure text of " + std::to_string(f.header.size) + " bytes (at most " +
+           std::to_string(inline_capacity) + ")");
+  if (f.header.size > largest_receivable())
+    refuse("it announces " + std::to_string(f.header.size) + " bytes, more than this host's memory (" +
+           std::to_string(largest_receivable()) + " bytes)");
+}
+
+void check_frames_before_receiving(const char* operation, const std::vector<Frame>& frames) {
+  for (std::size_t r = 0; r < frames.size(); ++r) check_frame(operation, static_cast<int>(r), frames[r]);
+}
+
+// new std::byte[size] that raises Error instead of std::bad_alloc.
+std::unique_ptr<std::byte[]> allocate_payload(const char* operation, const std::string& what, std::size_t size) {
+  try {
+    return std::unique_ptr<std::byte[]>(new std::byte[std::max<std::size_t>(size, 1)]);
+  } catch (const std::bad_alloc&) {
+    throw Error(operation, "cannot allocate " + std::to_string(size) + " bytes for " + what);
+  }
+}
+
 // Throws the Error every rank raises when a sender reported a failure instead of a value.
 void throw_if_failed(const char* operation, int rank, const Frame& f) {
   if (f.header.failed == 0) return;
@@ -108,8 +149,8 @@ Plan plan_of(const std::vector<Frame>& frames) {
 
 // The receive buffer, with the inline bytes of every frame already in place. No value-
 // initialization: every byte is overwritten by the frames and the tails.
-GatheredPayloads receive_buffer(const std::vector<Frame>& frames, const Plan& p) {
-  GatheredPayloads g{std::unique_ptr<std::byte[]>(new std::byte[std::max<std::size_t>(p.total, 1)]), p.offset, p.size};
+GatheredPayloads receive_buffer(const char* operation, const std::vector<Frame>& frames, const Plan& p) {
+  GatheredPayloads g{allocate_payload(operation, "the payloads of all ranks", p.total), p.offset, p.size};
   for (std::size_t r = 0; r < frames.size(); ++r)
     std::memcpy(g.bytes.get() + p.offset[r], frames[r].inline_bytes, frames[r].inline_size());
   return g;
@@ -199,9 +240,10 @@ GatheredPayloads gather_any(const char* operation, const ObjectComm& c, const Pa
   std::vector<Frame> frames(static_cast<std::size_t>(c.size));
   MPIDIST_MPI_CHECK(MPI_Allgather(&my_frame, as_count(frame_bytes), MPI_BYTE, frames.data(), as_count(frame_bytes),
                                   MPI_BYTE, c.comm));
+  check_frames_before_receiving(operation, frames);
   const bool receiving = root < 0 || c.rank == root;
   const Plan p = plan_of(frames);
-  GatheredPayloads g = receiving ? receive_buffer(frames, p) : GatheredPayloads{};
+  GatheredPayloads g = receiving ? receive_buffer(operation, frames, p) : GatheredPayloads{};
   const std::byte* my_tail = static_cast<const std::byte*>(mine.data) + my_frame.inline_size();
   if (p.largest_tail > 0) gather_tails(c, my_tail, g.bytes.get(), p, root);
   check_frames(operation, frames, mine.tag);
@@ -213,7 +255,7 @@ GatheredPayloads gather_any(const char* operation, const ObjectComm& c, const Pa
 // every rank before anyone throws.
 class Landing {
  public:
-  Landing(PayloadSink& sink, const Frame& f, std::uint64_t expected) {
+  Landing(const char* operation, int from, PayloadSink& sink, const Frame& f, std::uint64_t expected) {
     if (f.header.failed == 0 && f.header.tag == expected) {
       try {
         dest_ = sink.reserve(f.header.size);
@@ -222,7 +264,7 @@ class Landing {
       }
     }
     if (dest_ == nullptr) {
-      scratch_.reset(new std::byte[std::max<std::size_t>(f.header.size, 1)]);
+      scratch_ = allocate_payload(operation, "the payload from rank " + std::to_string(from), f.header.size);
       dest_ = scratch_.get();
     }
     std::memcpy(dest_, f.inline_bytes, f.inline_size());
@@ -272,6 +314,14 @@ ObjectComm object_comm(ObjectType type, const char* operation, int root) {
   return object_comm(group, type, operation, root);
 }
 
+std::size_t check_received_frame(const char* operation, int rank, const std::byte* frame) {
+  static_assert(payload_frame_bytes == frame_bytes);
+  Frame f;
+  std::memcpy(&f, frame, sizeof f);
+  check_frame(operation, rank, f);
+  return f.header.size;
+}
+
 std::size_t max_message_bytes() noexcept {
   return g_message_limit == 0 ? static_cast<std::size_t>(INT_MAX) : g_message_limit;
 }
@@ -314,7 +364,8 @@ void broadcast_payload(const char* operation, const ObjectComm& c, const Payload
     throw_if_failed(operation, root, f);
     return;
   }
-  Landing landing(sink, f, mine.tag);
+  check_frame(operation, root, f);
+  Landing landing(operation, root, sink, f, mine.tag);
   bcast_chunked(landing.tail(f), f.tail_size(), root, c.comm);
   throw_if_failed(operation, root, f);
   check_tag(operation, root, f, mine.tag);
@@ -328,9 +379,10 @@ void scatter_payload(const char* operation, const ObjectComm& c, const std::byte
   if (c.rank == root)
     for (std::size_t r = 0; r < frames.size(); ++r) frames[r] = make_frame(parts[r]);
   MPIDIST_MPI_CHECK(MPI_Bcast(frames.data(), as_count(frame_bytes * frames.size()), MPI_BYTE, root, c.comm));
+  for (const auto& f : frames) check_frame(operation, root, f);
   const Plan p = plan_of(frames);
   const Frame& mine = frames[static_cast<std::size_t>(c.rank)];
-  Landing landing(sink, mine, tag);
+  Landing landing(operation, root, sink, mine, tag);
   if (p.largest_tail > 0) scatter_tails(c, base, landing.tail(mine), p, root);
   throw_if_failed(operation, root, mine);
   check_tag(operation, root, mine, tag);

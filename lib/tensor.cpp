@@ -1,6 +1,8 @@
 #include "mpidist/tensor.hpp"
 
 #include <array>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "device_backend.hpp"
@@ -94,6 +96,12 @@ DataType dtype_from_string(std::string_view name) {
 BufferView::BufferView(void* data, std::size_t count, DataType dtype) : data_(data), count_(count), dtype_(dtype) {
   if (static_cast<std::size_t>(dtype) >= dtype_names.size())
     throw Error("BufferView", "invalid DataType value " + std::to_string(static_cast<int>(dtype)));
+  // No buffer can be larger than PTRDIFF_MAX bytes; a count past that would make bytes() wrap.
+  const std::size_t max_count = static_cast<std::size_t>(PTRDIFF_MAX) / size_of(dtype);
+  if (count > max_count)
+    throw Error("BufferView", std::to_string(count) + " elements of " + std::string(to_string(dtype)) +
+                                  " overflow the byte size (at most " + std::to_string(max_count) +
+                                  " elements of this type fit in one buffer)");
   if (data == nullptr && count > 0)
     throw Error("BufferView", "null data pointer with " + std::to_string(count) + " elements");
   const auto where = detail::locate_memory(data);

@@ -155,4 +155,17 @@ TEST_F(ElementTypes, NamesAndSizes) {
   EXPECT_THROW(mpidist::BufferView(nullptr, 3, mpidist::DataType::Int8), mpidist::Error);
 }
 
+TEST_F(ElementTypes, ByteSizeOverflowIsAnErrorAtConstruction) {
+  // SIZE_MAX float32 elements would be 4 * SIZE_MAX bytes: bytes() would wrap, MPI would crash.
+  float one = 0;
+  const std::size_t huge = SIZE_MAX;
+  mpidist_test::expect_error([&] { (void)mpidist::BufferView(&one, huge, mpidist::DataType::Float32); },
+                             {"BufferView", std::to_string(huge), "float32", "overflow"});
+  mpidist_test::expect_error([&] { (void)mpidist::BufferView(&one, SIZE_MAX / 8 + 1, mpidist::DataType::Float64); },
+                             {std::to_string(SIZE_MAX / 8 + 1), "float64"});
+  // The largest count that fits is accepted (a view is not an allocation).
+  const std::size_t largest = static_cast<std::size_t>(PTRDIFF_MAX) / 2;
+  EXPECT_EQ(mpidist::BufferView(&one, largest, mpidist::DataType::Float16).bytes(), largest * 2);
+}
+
 }  // namespace

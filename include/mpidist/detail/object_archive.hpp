@@ -176,3 +176,5 @@ BOOST_SERIALIZATION_REGISTER_ARCHIVE(mpidist::detail::OutputArchive)
 BOOST_SERIALIZATION_USE_ARRAY_OPTIMIZATION(mpidist::detail::OutputArchive)
 BOOST_SERIALIZATION_REGISTER_ARCHIVE(mpidist::detail::InputArchive)
 BOOST_SERIALIZATION_USE_ARRAY_OPTIMIZATION(mpidist::detail::InputArchive)
+
+#include "mpidist/detail/object_containers.hpp"  // NOLINT: needs InputArchive complete at instantiation

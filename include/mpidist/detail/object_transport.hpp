@@ -114,6 +114,13 @@ GatheredPayloads gather_payload(const char* operation, const ObjectComm& c, cons
 void scatter_payload(const char* operation, const ObjectComm& c, const std::byte* base,
                      const std::vector<Payload>& parts, std::uint64_t tag, PayloadSink& sink, int root);
 
+/// Size of the frame every variable-size payload starts with.
+inline constexpr std::size_t payload_frame_bytes = 256;
+/// Checks a received frame (`payload_frame_bytes` bytes from `rank`) as the receive path does
+/// before allocating anything: Error for a status no sender writes or a size no host can hold.
+/// Returns the payload size it announces. (Also what the fuzz target feeds.)
+std::size_t check_received_frame(const char* operation, int rank, const std::byte* frame);
+
 /// The largest single message (bytes) the transport sends before chunking: INT_MAX normally.
 std::size_t max_message_bytes() noexcept;
 /// Lowers the message limit so tests can exercise chunking with small payloads; 0 restores it.
