@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <iostream>
 #include <memory>
 #include <ostream>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 #include "mpidist/device.hpp"
 #include "mpidist/environment.hpp"
 #include "mpidist/topology.hpp"
+#include "progress.hpp"
 #include "raw_mpi.hpp"
 #include "raw_nccl.hpp"
 #include "report.hpp"
@@ -234,6 +236,9 @@ SweepOutcome run_sweep(const OpHooks& op, const Options& o, std::ostream& out) {
   if (device) contenders.push_back({2, op.run_raw_nccl, {}});
 
   if (main_rank) print_header(out, outcome.info, o, device);
+  std::vector<std::size_t> steps;
+  for (std::size_t k = 0; k < groups.size(); ++k) steps.insert(steps.end(), sizes.begin(), sizes.end());
+  Progress progress(steps, std::string(op.name), progress_wanted(), std::cerr);
   for (int g : groups) {
     // The ops run in the group, the raw side on a duplicate of the same split (like with like).
     run.comm = o.groups.empty() ? mpidist::world() : mpidist::new_subgroups(g);
@@ -247,6 +252,7 @@ SweepOutcome run_sweep(const OpHooks& op, const Options& o, std::ostream& out) {
       if (!op.objects) buffers.lay_out(run, op);
       Result r = measure(op, run, contenders, o, outcome.raw_wrong);
       if (main_rank) print_row(out, op, outcome.info, o, r);
+      progress.step_done(bytes);
       outcome.results.push_back(r);
     }
     if (device) nccl_teardown(run);
