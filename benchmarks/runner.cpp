@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <iostream>
 #include <memory>
 #include <ostream>
 #include <stdexcept>
@@ -13,6 +14,7 @@
 #include "mpidist/environment.hpp"
 #include "mpidist/topology.hpp"
 #include "memcpy_reference.hpp"
+#include "progress.hpp"
 #include "raw_mpi.hpp"
 #include "raw_nccl.hpp"
 #include "report.hpp"
@@ -246,6 +248,9 @@ SweepOutcome run_sweep(const OpHooks& op, const Options& o, std::ostream& out) {
 
   if (!device && op.has_data && !op.objects) outcome.info.memcpy_gbps = memcpy_reference(run.sync_comm);
   if (main_rank) print_header(out, outcome.info, o, device);
+  std::vector<std::size_t> steps;
+  for (std::size_t k = 0; k < groups.size(); ++k) steps.insert(steps.end(), sizes.begin(), sizes.end());
+  Progress progress(steps, std::string(op.name), progress_wanted(), std::cerr);
   for (int g : groups) {
     // The ops run in the group, the raw side on a duplicate of the same split (like with like).
     run.comm = o.groups.empty() ? mpidist::world() : mpidist::new_subgroups(g);
@@ -259,6 +264,7 @@ SweepOutcome run_sweep(const OpHooks& op, const Options& o, std::ostream& out) {
       if (!op.objects) buffers.lay_out(run, op);
       Result r = measure(op, run, contenders, o, outcome.raw_wrong);
       if (main_rank) print_row(out, op, outcome.info, o, r);
+      progress.step_done(bytes);
       outcome.results.push_back(r);
     }
     if (device) nccl_teardown(run);

@@ -12,6 +12,7 @@
 #include "group.hpp"
 #include "device_info.hpp"
 #include "json.hpp"
+#include "mpi/library_version.hpp"
 #include "text_collectives.hpp"
 
 namespace mpidist {
@@ -31,15 +32,6 @@ std::string cpu_affinity() {
     cpu = last;
   }
   return text;
-}
-
-std::string mpi_library_version() {
-  std::array<char, MPI_MAX_LIBRARY_VERSION_STRING> text{};
-  int length = 0;
-  MPI_Get_library_version(text.data(), &length);
-  std::string version(text.data(), static_cast<std::size_t>(length));
-  version = version.substr(0, version.find_first_of("\n,"));
-  return version;
 }
 
 // Reports cross the wire as fields separated by a unit separator, which no field contains.
@@ -116,7 +108,7 @@ RankReport local_report() {
           static_cast<long>(getpid()),
           cpu_affinity(),
           detail::describe_cuda_device(t.local_rank),
-          mpi_library_version(),
+          detail::mpi::library_version(),
           detail::cuda_aware_mpi(),
           detail::nccl_version()};
 }

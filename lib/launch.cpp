@@ -58,19 +58,14 @@ std::string self_executable() {
 
 namespace {
 bool launcher_variables_present() {
-  for (const char* name : {launched_marker, "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
-    if (std::getenv(name) != nullptr) return true;
+  if (std::getenv(launched_marker) != nullptr) return true;
+  for (const std::string_view name : detail::mpi::launcher_variables())
+    if (std::getenv(std::string(name).c_str()) != nullptr) return true;
   return false;
 }
 // Taken when the library is loaded, before main(): an MPI started as a singleton (no launcher)
 // adds such variables to its own environment during MPI_Init.
 const bool g_started_by_launcher = launcher_variables_present();
-
-bool is_mpi_runtime_variable(std::string_view name) {
-  for (const std::string_view prefix : {"OMPI_", "PMIX_", "ORTE_", "OPAL_", "PMI_", "HYDRA_", "MPIR_"})
-    if (name.substr(0, prefix.size()) == prefix) return true;
-  return false;
-}
 
 // The MPI runtime variables the process started with (the user's OMPI_MCA_* settings, say).
 const std::set<std::string> g_runtime_variables_at_start = [] {
@@ -78,7 +73,7 @@ const std::set<std::string> g_runtime_variables_at_start = [] {
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const std::string_view text(*entry);
     const std::string_view name = text.substr(0, text.find('='));
-    if (is_mpi_runtime_variable(name)) names.emplace(name);
+    if (detail::mpi::is_runtime_variable(name)) names.emplace(name);
   }
   return names;
 }();
@@ -92,7 +87,7 @@ std::vector<std::string> child_environment() {
     const std::string_view text(*entry);
     const std::string name(text.substr(0, text.find('=')));
     if (name == launched_marker) continue;
-    if (is_mpi_runtime_variable(name) && g_runtime_variables_at_start.count(name) == 0) continue;
+    if (detail::mpi::is_runtime_variable(name) && g_runtime_variables_at_start.count(name) == 0) continue;
     entries.emplace_back(text);
   }
   entries.push_back(std::string(launched_marker) + "=1");
@@ -113,7 +108,8 @@ int launch(int nproc, const std::function<void()>& fn, const LaunchOptions& opti
   }
 
   std::vector<std::string> command{options.mpiexec};
-  if (command[0].empty()) command[0] = std::getenv("MPIDIST_MPIEXEC") ? std::getenv("MPIDIST_MPIEXEC") : "mpiexec";
+  if (command[0].empty())
+    command[0] = std::getenv("MPIDIST_MPIEXEC") ? std::getenv("MPIDIST_MPIEXEC") : detail::mpi::default_mpiexec();
   auto extra = options.mpiexec_args.empty() ? split_words(std::getenv("MPIDIST_MPIEXEC_ARGS")) : options.mpiexec_args;
   const auto needed = detail::mpi::launcher_arguments(nproc);
   extra.insert(extra.begin(), needed.begin(), needed.end());

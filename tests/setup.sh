@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Shared set-up for the README's two commands: installs the Debian packages that are missing,
-# configures and builds mpidist in ./build (or $MPIDIST_BUILD_DIR), and exports the Open MPI
-# settings that let it run as root and on fewer cores than ranks. Sourced, not run.
+# Shared set-up for the README's two commands: installs the Debian packages that are missing
+# (everything the tests use: both MPIs, CMake for the CMake-consumer test, matplotlib for the plot
+# test), configures and builds mpidist against Open MPI in ./build (or $MPIDIST_BUILD_DIR), and
+# exports the Open MPI settings that let it run as root and on fewer cores than ranks. Sourced,
+# not run; tests/run.sh builds the MPICH copy (./build-mpich) itself.
 set -euo pipefail
 mpidist_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 packages=(g++ python3 openmpi-bin libopenmpi-dev libboost-mpi-dev libboost-serialization-dev meson ninja-build
-          pkg-config libgtest-dev libbenchmark-dev)
+          pkg-config libgtest-dev libbenchmark-dev mpich libmpich-dev cmake python3-matplotlib)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -24,7 +26,13 @@ export OMPI_MCA_mpi_yield_when_idle=1                               # ...without
 export OMPI_MCA_btl_vader_single_copy_mechanism=none               # CMA is often blocked in containers
 
 mpidist_build=${MPIDIST_BUILD_DIR:-$mpidist_root/build}
-if [ ! -f "$mpidist_build/build.ninja" ]; then
-  meson setup "$mpidist_build" "$mpidist_root" >/dev/null || meson setup "$mpidist_build" "$mpidist_root"
-fi
+# mpidist_configure BUILD_DIR [MESON_ARGS...]: configures a build directory once.
+mpidist_configure() {
+  local dir=$1
+  shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" "$mpidist_root" "$@" >/dev/null || meson setup "$dir" "$mpidist_root" "$@"
+  fi
+}
+mpidist_configure "$mpidist_build" -Dmpi=openmpi
 ninja -C "$mpidist_build"

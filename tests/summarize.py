@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Prints "N passed, N failed" over all test cases of the last `meson test` run in each build
-directory's meson-logs given (the plain build, then the sanitizer and fuzz builds).
+"""Prints "N passed, N failed" over all test cases of the last `meson test` runs.
 
+    summarize.py [LABEL=]LOG_DIR [[LABEL=]LOG_DIR ...]
+
+Each LOG_DIR is a build's meson-logs (one per MPI: openmpi=build/meson-logs mpich=build-mpich/...).
+With more than one, a line per labelled run comes first; the last line is always the total.
 GoogleTest suites contribute one case per TEST (from the JUnit log); other tests count as one
 case each. A test that failed without a failing case in the log (a crash, a timeout, a missing
 report) counts as one failed case, so nothing that failed can be hidden.
@@ -11,8 +14,10 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-passed = failed = 0
-for logs in map(Path, sys.argv[1:]):
+
+def count(logs):
+    """(passed, failed) test cases of the run logged in `logs`."""
+    passed = failed = 0
     failing_suites = []
     for suite in ET.parse(logs / "testlog.junit.xml").getroot().iter("testsuite"):
         for case in suite.iter("testcase"):
@@ -21,7 +26,6 @@ for logs in map(Path, sys.argv[1:]):
                 failing_suites.append(suite.get("name", "") + " " + case.get("name", ""))
             elif case.find("skipped") is None:
                 passed += 1
-
     for line in (logs / "testlog.json").read_text().splitlines():
         test = json.loads(line)
         if test["result"] in ("OK", "SKIP", "EXPECTEDFAIL"):
@@ -29,6 +33,23 @@ for logs in map(Path, sys.argv[1:]):
         if not any(test["name"] in name for name in failing_suites):
             failed += 1
             print(f"{logs}: {test['name']}: {test['result']} without a failing test case in the log", file=sys.stderr)
+    return passed, failed
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+
+def main(arguments):
+    if not arguments:
+        sys.exit(__doc__)
+    total_passed = total_failed = 0
+    for argument in arguments:
+        label, _, path = argument.rpartition("=")
+        passed, failed = count(Path(path))
+        if len(arguments) > 1:
+            print(f"{label or path}: {passed} passed, {failed} failed")
+        total_passed += passed
+        total_failed += failed
+    print(f"{total_passed} passed, {total_failed} failed")
+    return 1 if total_failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

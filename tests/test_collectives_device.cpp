@@ -10,6 +10,7 @@
 
 namespace {
 
+using mpidist_test::mpiexec_env;
 using mpidist_test::mpiexec_prefix;
 using mpidist_test::run_command;
 
@@ -58,7 +59,7 @@ TEST(DeviceJobs, TwoRanksOnOneGpuIsAnErrorNamingBoth) {
 // depends on each rank's own GPU count, so a job mixing ranks with and without a GPU completes
 // (before, the ranks with a GPU posted the check and the others did not: a hang).
 TEST(DeviceJobs, MixedJobWithAndWithoutGpusAgreesToCheck) {
-  const auto result = run_command("MPIDIST_TIMEOUT=20 " + mpiexec_prefix(1) + "-x MPIDIST_EMU_DEVICE_COUNT=0 " +
+  const auto result = run_command("MPIDIST_TIMEOUT=20 " + mpiexec_prefix(1) + mpiexec_env("MPIDIST_EMU_DEVICE_COUNT", "0") +
                                       probe() + " mixed : -n 2 " + probe() + " mixed", 90);
   EXPECT_NE(result.exit_code, 124) << "the job hung:\n" << result.output;
   EXPECT_EQ(result.exit_code, 0) << result.output;

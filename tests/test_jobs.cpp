@@ -12,6 +12,7 @@
 
 namespace {
 
+using mpidist_test::mpiexec_env;
 using mpidist_test::mpiexec_prefix;
 using mpidist_test::run_command;
 
@@ -134,8 +135,8 @@ TEST(JobTest, MpidistInfoRejectsUnknownArguments) {
 TEST(JobTest, RanksThatDisagreeOnSettingsFailAtInitialization) {
   const std::string info = program("MPIDIST_INFO");
   // Rank 2 must have no MPIDIST_TIMEOUT, even when the suite runs under one (tests/sanitize.sh).
-  const auto result = run_command("env -u MPIDIST_TIMEOUT " + mpiexec_prefix(1) + "-x MPIDIST_TIMEOUT=5 " + info + " : -n 1 -x MPIDIST_TIMEOUT=9 " +
-                                      info + " : -n 1 " + info, 60);
+  const auto result = run_command("env -u MPIDIST_TIMEOUT " + mpiexec_prefix(1) + mpiexec_env("MPIDIST_TIMEOUT", "5") + info + " : -n 1 " +
+                                      mpiexec_env("MPIDIST_TIMEOUT", "9") + info + " : -n 1 " + info, 60);
   EXPECT_NE(result.exit_code, 0) << result.output;
   EXPECT_NE(result.exit_code, 124) << "the job hung:\n" << result.output;
   EXPECT_NE(result.output.find("ranks disagree on job-wide settings"), std::string::npos) << result.output;
@@ -147,10 +148,11 @@ TEST(JobTest, RanksThatDisagreeOnSettingsFailAtInitialization) {
 TEST(JobTest, MalformedSettingOnOneRankFailsEveryRank) {
   const std::string info = program("MPIDIST_INFO");
   for (const std::string setting : {"MPIDIST_BACKEND=gloo", "MPIDIST_TIMEOUT=soon", "MPIDIST_VALIDATE=maybe"}) {
-    const auto result = run_command(mpiexec_prefix(1) + info + " : -n 1 -x " + setting + " " + info, 60);
+    const std::string name = setting.substr(0, setting.find('='));
+    const auto result = run_command(
+        mpiexec_prefix(1) + info + " : -n 1 " + mpiexec_env(name, setting.substr(name.size() + 1)) + info, 60);
     EXPECT_NE(result.exit_code, 0) << result.output;
     EXPECT_NE(result.exit_code, 124) << "the job hung:\n" << result.output;
-    const std::string name = setting.substr(0, setting.find('='));
     EXPECT_NE(result.output.find("initialize: rank 1 failed: "), std::string::npos) << result.output;
     EXPECT_NE(result.output.find(name), std::string::npos) << result.output;
   }

@@ -8,7 +8,8 @@
 namespace mpidist {
 
 struct LaunchOptions {
-  /// The launcher; empty means $MPIDIST_MPIEXEC, else "mpiexec".
+  /// The launcher; empty means $MPIDIST_MPIEXEC, else the mpiexec of the MPI mpidist was built
+  /// with (mpiexec.mpich for a Debian MPICH build), else "mpiexec".
   std::string mpiexec;
   /// Extra launcher arguments placed before `-n`; empty means $MPIDIST_MPIEXEC_ARGS split on
   /// spaces. With Open MPI, `--oversubscribe` is added when nproc exceeds the host's cores.

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 
@@ -63,9 +64,23 @@ CommandResult run_command(const std::string& command, int timeout_seconds) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), output};
 }
 
+namespace {
+bool under_mpich() {
+  const char* mpi = std::getenv("MPIDIST_TEST_MPI");
+  return mpi != nullptr && std::string(mpi) == "mpich";
+}
+}  // namespace
+
 std::string mpiexec_prefix(int ranks) {
+  const char* mpiexec = std::getenv("MPIDIST_TEST_MPIEXEC");
+  const std::string program = mpiexec != nullptr ? mpiexec : "mpiexec";
+  if (under_mpich()) return program + " -n " + std::to_string(ranks) + " ";
   return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "
-         "OMPI_MCA_mpi_yield_when_idle=1 mpiexec -n " + std::to_string(ranks) + " ";
+         "OMPI_MCA_mpi_yield_when_idle=1 " + program + " -n " + std::to_string(ranks) + " ";
+}
+
+std::string mpiexec_env(const std::string& name, const std::string& value) {
+  return under_mpich() ? "-env " + name + " " + value + " " : "-x " + name + "=" + value + " ";
 }
 
 int run_all_tests(int& argc, char** argv) {

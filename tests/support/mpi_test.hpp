@@ -40,7 +40,12 @@ struct CommandResult {
 };
 CommandResult run_command(const std::string& command, int timeout_seconds = 60);
 
-/// Environment variables that let Open MPI run as root and oversubscribed, for nested mpiexec runs.
+/// "mpiexec -n RANKS ", for nested jobs: the build's mpiexec (MPIDIST_TEST_MPIEXEC), with the
+/// variables that let Open MPI run as root and oversubscribed where it is Open MPI's.
 std::string mpiexec_prefix(int ranks);
+
+/// The mpiexec option that sets NAME=VALUE for the ranks of one program of an MPMD line
+/// (`-x NAME=VALUE` for Open MPI, `-env NAME VALUE` for MPICH's Hydra), with a trailing space.
+std::string mpiexec_env(const std::string& name, const std::string& value);
 
 }  // namespace mpidist_test
