@@ -20,6 +20,15 @@ host_a=mpidist-host-a host_b=mpidist-host-b
 subnet=10.213.0
 tmp=$(mktemp -d /tmp/mpidist-hosts.XXXXXX)
 count=0 failed=0
+# Each job runs under its own limit, cut to what is left of the script's budget: the budget stays
+# under meson's timeout (540 s of 600) so that this script, not meson, stops a stuck job and cleans up.
+deadline=$((SECONDS + 540))
+bounded() {  # bounded SECONDS COMMAND...: in the background, so that a signal's trap runs at once
+  local limit=$(($1 < deadline - SECONDS ? $1 : deadline - SECONDS))
+  ((limit > 0)) || { echo "time budget spent" >&2; return 124; }
+  timeout -k 5 "$limit" "${@:2}" &
+  wait $!
+}
 
 tap() { count=$((count + 1)); [[ $1 == not* ]] && failed=1; echo "$1"; }
 note() { sed 's/^/# /'; }
@@ -36,7 +45,7 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-trap 'exit 1' INT TERM
+trap 'exit 1' INT TERM HUP PIPE
 
 skip() {
   echo "mpidist hosts test SKIPPED: the kernel refuses namespaces here: $1" >&2
@@ -80,7 +89,7 @@ mpiexec_args=(mpiexec -n "$ranks" --hostfile "$tmp/hostfile" --mca plm_rsh_agent
               --mca btl_tcp_if_include "$subnet.0/24" --mca oob_tcp_if_include "$subnet.0/24"
               -x MPIDIST_TEST_NODE_SIZES)
 run_job() {  # run_job SECONDS PROGRAM ARGS...: stdout in $tmp/out, stderr in $tmp/err, exit status returned
-  timeout -k 10 "$1" "${on_host_a[@]}" "${mpiexec_args[@]}" "${@:2}" >"$tmp/out" 2>"$tmp/err"
+  bounded "$1" "${on_host_a[@]}" "${mpiexec_args[@]}" "${@:2}" >"$tmp/out" 2>"$tmp/err"
 }
 veth_bytes() {
   ip netns exec "$ns_a" sh -c 'cd /sys/class/net/veth-a/statistics && echo $(($(cat tx_bytes) + $(cat rx_bytes)))'

@@ -10,6 +10,15 @@ shift 2
 support=$(cd "$(dirname "${BASH_SOURCE[0]}")/../support" && pwd)
 
 count=0 failed=0
+# Each job runs under its own limit, cut to what is left of the script's budget: the budget stays
+# under meson's timeout (270 s of 300) so that this script, not meson, stops a stuck job and cleans up.
+deadline=$((SECONDS + 270))
+bounded() {  # bounded SECONDS COMMAND...: in the background, so that a signal's trap runs at once
+  local limit=$(($1 < deadline - SECONDS ? $1 : deadline - SECONDS))
+  ((limit > 0)) || { echo "time budget spent" >&2; return 124; }
+  timeout -k 5 "$limit" "${@:2}" &
+  wait $!
+}
 tap() { count=$((count + 1)); [[ $1 == not* ]] && failed=1; echo "$1"; }
 note() { sed 's/^/# /'; }
 
@@ -30,7 +39,7 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-trap 'exit 1' INT TERM
+trap 'exit 1' INT TERM HUP PIPE
 
 bail() { failed=1; echo "Bail out! $1"; exit 1; }
 for tool in munged slurmctld slurmd srun sinfo scontrol; do
@@ -126,7 +135,7 @@ tap "ok - srun --mpi=$mpi: $chosen"
 
 # Ranks 0-3 of 4 on one node, local ranks 0-3: what MPI says, whatever SLURM_* variables say.
 srun_job() {  # srun_job SECONDS PROGRAM ARGS...: stdout in $tmp/out, stderr in $tmp/err, exit status returned
-  timeout -k 10 "$1" srun --mpi="$mpi" --overcommit -n 4 "${@:2}" >"$tmp/out" 2>"$tmp/err"
+  bounded "$1" srun --mpi="$mpi" --overcommit -n 4 "${@:2}" >"$tmp/out" 2>"$tmp/err"
 }
 srun_job 120 "$info" --json
 rc=$?
@@ -149,7 +158,7 @@ else
 fi
 
 # A batch job: sbatch runs the script on the node, srun inside it starts the ranks (as in the README).
-timeout -k 10 120 sbatch --wait --quiet --overcommit -n 4 --output="$tmp/batch.out" \
+bounded 120 sbatch --wait --quiet --overcommit -n 4 --output="$tmp/batch.out" \
   --wrap="srun --mpi=$mpi $quickstart" >"$tmp/out" 2>&1
 rc=$?
 cat "$tmp/out" "$tmp/batch.out" 2>/dev/null | note
