@@ -115,16 +115,20 @@ done
 [ "$state" = idle ] || bail "node $host is '$state', not idle, after 60 s"
 tap "ok - slurmctld and slurmd up, node $host idle"
 
-# The PMI plugin both sides speak: srun lists Slurm's, the MPI library's launcher support says which it has.
+# The PMI plugin both sides speak: srun lists Slurm's; the MPI library the programs are linked with
+# decides which of those it can use.
 plugins=$(srun --mpi=list 2>&1)
 echo "$plugins" | note
 mpi=${MPIDIST_SRUN_MPI:-} chosen="set by MPIDIST_SRUN_MPI"
 if [ -z "$mpi" ]; then
-  chosen="the PMI plugin Slurm and MPI share"
-  if command -v ompi_info >/dev/null && ompi_info --parsable | grep -q '^mca:pmix:ext'; then
+  library=$(ldd "$info" | grep -o -E 'lib(mpi|mpich)\.so\.[0-9]+' | head -n 1)
+  chosen="the PMI plugin Slurm and ${library:-the MPI library} share"
+  if [ "$library" = libmpich.so.12 ]; then
+    candidates=(pmi2)   # MPICH's PMI client speaks PMI-2 to srun (under pmix each rank is a singleton)
+  elif command -v ompi_info >/dev/null && ompi_info --parsable | grep -q '^mca:pmix:ext'; then
     candidates=(pmix)   # Open MPI talks PMIx to srun; Debian builds it without Slurm's PMI-2 library
   else
-    candidates=(pmi2 pmix)
+    candidates=(pmix pmi2)
   fi
   for c in "${candidates[@]}"; do
     if echo "$plugins" | grep -qw "$c"; then mpi=$c; break; fi
