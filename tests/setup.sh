@@ -7,7 +7,9 @@
 set -euo pipefail
 mpidist_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 packages=(g++ python3 openmpi-bin libopenmpi-dev libboost-mpi-dev libboost-serialization-dev meson ninja-build
-          pkg-config libgtest-dev libbenchmark-dev mpich libmpich-dev cmake python3-matplotlib)
+          pkg-config libgtest-dev libbenchmark-dev mpich libmpich-dev cmake python3-matplotlib
+          slurm-wlm munge libpmix-dev  # the Slurm test: daemons, srun, and the libpmix.so srun --mpi=pmix loads
+          iproute2)                    # the separate-hosts test: ip netns, veth pairs
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -1,8 +1,13 @@
-// Topology at 1-4 ranks, on real and simulated (MPIDIST_RANKS_PER_NODE) nodes.
+// Topology at 1-4 ranks: one host, separate hosts (tests/hosts), simulated nodes (MPIDIST_RANKS_PER_NODE).
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <numeric>
 #include <set>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "mpi_test.hpp"
 #include "mpidist/mpidist.hpp"
@@ -14,6 +19,22 @@ using TopologyTest = mpidist_test::MpiTest;
 int simulated_node_size() {
   const char* k = std::getenv("MPIDIST_RANKS_PER_NODE");
   return k ? std::atoi(k) : 0;
+}
+
+// Ranks per node, in rank order, that this run must find: MPIDIST_TEST_NODE_SIZES ("3,1") where a
+// test script placed the ranks on real hosts (tests/hosts), nodes of MPIDIST_RANKS_PER_NODE when
+// simulated, else one host.
+std::vector<int> expected_node_sizes(int size) {
+  std::vector<int> sizes;
+  if (const char* listed = std::getenv("MPIDIST_TEST_NODE_SIZES")) {
+    std::istringstream in(listed);
+    for (std::string n; std::getline(in, n, ',');) sizes.push_back(std::stoi(n));
+  } else if (const int k = simulated_node_size(); k > 0) {
+    for (int first = 0; first < size; first += k) sizes.push_back(std::min(k, size - first));
+  } else {
+    sizes.push_back(size);
+  }
+  return sizes;
 }
 
 TEST_F(TopologyTest, WorldMatchesMpi) {
@@ -40,20 +61,15 @@ TEST_F(TopologyTest, LibraryOwnsADuplicateCommunicator) {
 
 TEST_F(TopologyTest, NodesMatchExpectedLayout) {
   const int size = mpidist::world_size(), rank = mpidist::rank();
-  const int k = simulated_node_size();
-  if (k > 0) {
-    EXPECT_EQ(mpidist::node_rank(), rank / k);
-    EXPECT_EQ(mpidist::num_nodes(), (size + k - 1) / k);
-    EXPECT_EQ(mpidist::local_rank(), rank % k);
-    EXPECT_EQ(mpidist::local_size(), std::min(k, size - rank / k * k));  // the last node may be short
-    EXPECT_EQ(mpidist::topology().simulated_ranks_per_node, k);
-  } else {
-    // One host: everything shares memory.
-    EXPECT_EQ(mpidist::node_rank(), 0);
-    EXPECT_EQ(mpidist::num_nodes(), 1);
-    EXPECT_EQ(mpidist::local_rank(), rank);
-    EXPECT_EQ(mpidist::local_size(), size);
-  }
+  const auto sizes = expected_node_sizes(size);
+  ASSERT_EQ(std::accumulate(sizes.begin(), sizes.end(), 0), size) << "expected node sizes do not add up";
+  int node = 0, first = 0;  // the expected node of this rank, and the first rank on it
+  while (rank >= first + sizes[static_cast<std::size_t>(node)]) first += sizes[static_cast<std::size_t>(node++)];
+  EXPECT_EQ(mpidist::node_rank(), node);
+  EXPECT_EQ(mpidist::num_nodes(), static_cast<int>(sizes.size()));
+  EXPECT_EQ(mpidist::local_rank(), rank - first);
+  EXPECT_EQ(mpidist::local_size(), sizes[static_cast<std::size_t>(node)]);  // the last node may be short
+  EXPECT_EQ(mpidist::topology().simulated_ranks_per_node, simulated_node_size());
 }
 
 TEST_F(TopologyTest, JobTableIsConsistentOnEveryRank) {

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Two hosts on one machine: network namespaces joined by a veth pair, each process in its host's
+# namespace with a UTS namespace of its own (its host name). mpiexec runs on the first host and
+# starts Open MPI's daemon on the second through netns_agent.sh instead of ssh; ranks on different
+# hosts talk TCP over the veth, as across real machines. No simulated nodes (MPIDIST_RANKS_PER_NODE).
+#   two_hosts.sh A+B MPIDIST_INFO TEST_EXE...   A and B ranks on the two hosts; TAP on stdout
+# Skipped (TAP "1..0 # SKIP", with the reason) only where the kernel refuses the namespaces.
+set -uo pipefail
+layout=$1 info=$2
+shift 2
+slots_a=${layout%+*} slots_b=${layout#*+}
+ranks=$((slots_a + slots_b))
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+support=$here/../support
+
+# Fixed names and addresses inside the namespaces clash with nothing: only the namespaces' own names
+# (and their /etc/netns entries) are visible outside, and those carry this process's id.
+ns_a=mpidist-$$-a ns_b=mpidist-$$-b
+host_a=mpidist-host-a host_b=mpidist-host-b
+subnet=10.213.0
+tmp=$(mktemp -d /tmp/mpidist-hosts.XXXXXX)
+count=0 failed=0
+# Each job runs under its own limit, cut to what is left of the script's budget: the budget stays
+# under meson's timeout (540 s of 600) so that this script, not meson, stops a stuck job and cleans up.
+deadline=$((SECONDS + 540))
+bounded() {  # bounded SECONDS COMMAND...: in the background, so that a signal's trap runs at once
+  local limit=$(($1 < deadline - SECONDS ? $1 : deadline - SECONDS))
+  ((limit > 0)) || { echo "time budget spent" >&2; return 124; }
+  timeout -k 5 "$limit" "${@:2}" &
+  wait $!
+}
+
+tap() { count=$((count + 1)); [[ $1 == not* ]] && failed=1; echo "$1"; }
+note() { sed 's/^/# /'; }
+cleanup() {
+  # Whatever still runs in the namespaces (a daemon a killed mpiexec left behind) goes with them.
+  for ns in "$ns_a" "$ns_b"; do
+    if ip netns list 2>/dev/null | grep -qw "$ns"; then
+      pids=$(ip netns pids "$ns" 2>/dev/null)
+      [ -n "$pids" ] && kill -9 $pids 2>/dev/null
+      ip netns del "$ns" 2>/dev/null
+    fi
+    rm -rf "/etc/netns/$ns"
+  done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP PIPE
+
+skip() {
+  echo "mpidist hosts test SKIPPED: the kernel refuses namespaces here: $1" >&2
+  echo "1..0 # SKIP the kernel refuses namespaces here: $1"
+  exit 0
+}
+bail() { echo "Bail out! $1"; exit 1; }
+command -v ip >/dev/null || bail "ip not found: install iproute2 (tests/setup.sh does)"
+command -v unshare >/dev/null || bail "unshare not found: install util-linux"
+# The launch below is Open MPI's (its rsh agent, hostfile and MCA options).
+if ! ldd "$info" | grep -q 'libmpi\.so\.40'; then
+  echo "1..0 # SKIP $(basename "$info") is not linked with Open MPI; this test drives Open MPI's mpiexec"
+  exit 0
+fi
+
+# The cluster: two namespaces, a veth pair between them, an address each, host names in /etc/netns.
+err=$(ip netns add "$ns_a" 2>&1) || skip "ip netns add: $err"
+err=$(ip netns add "$ns_b" 2>&1) || skip "ip netns add: $err"
+err=$(ip netns exec "$ns_a" unshare --uts hostname "$host_a" 2>&1) || skip "unshare --uts in a network namespace: $err"
+ip -n "$ns_a" link add veth-a type veth peer name veth-b netns "$ns_b" || bail "cannot create the veth pair"
+ip -n "$ns_a" addr add "$subnet.1/24" dev veth-a && ip -n "$ns_b" addr add "$subnet.2/24" dev veth-b || bail "addresses"
+for ns in "$ns_a" "$ns_b"; do
+  ip -n "$ns" link set lo up && ip -n "$ns" link set "veth-${ns##*-}" up || bail "links up in $ns"
+  mkdir -p "/etc/netns/$ns"  # ip netns exec binds these over /etc/hosts in the namespace only
+  printf '127.0.0.1 localhost\n%s.1 %s\n%s.2 %s\n' "$subnet" "$host_a" "$subnet" "$host_b" >"/etc/netns/$ns/hosts"
+done
+printf '%s slots=%s\n%s slots=%s\n' "$host_a" "$slots_a" "$host_b" "$slots_b" >"$tmp/hostfile"
+export MPIDIST_NETNS="$host_a=$ns_a $host_b=$ns_b"
+unset MPIDIST_RANKS_PER_NODE
+# Reachable by name: a refused connection to a closed port means the packets got there (no ping here).
+ip netns exec "$ns_a" python3 -c '
+import socket, sys
+try:
+    socket.create_connection((sys.argv[1], 9), timeout=5)
+except ConnectionRefusedError:
+    pass' "$host_b" || bail "$host_a cannot reach $host_b by name over the veth"
+echo "# $host_a ($ns_a, $subnet.1) and $host_b ($ns_b, $subnet.2), $layout ranks"
+
+# mpiexec on host A; Open MPI's daemons and ranks talk only over the veth subnet, ranks on the same
+# host through shared memory, across hosts through TCP (pml ob1 so no other transport steps in).
+on_host_a=(ip netns exec "$ns_a" unshare --uts /bin/sh -c 'hostname "$1" && shift && exec "$@"' on_host "$host_a")
+# MPIDIST_TEST_NODE_SIZES tells the topology suite which nodes to expect.
+export MPIDIST_TEST_NODE_SIZES=$slots_a,$slots_b
+mpiexec_args=(mpiexec -n "$ranks" --hostfile "$tmp/hostfile" --mca plm_rsh_agent "$here/netns_agent.sh"
+              --mca pml ob1 --mca btl tcp,self,vader
+              --mca btl_tcp_if_include "$subnet.0/24" --mca oob_tcp_if_include "$subnet.0/24"
+              -x MPIDIST_TEST_NODE_SIZES)
+run_job() {  # run_job SECONDS PROGRAM ARGS...: stdout in $tmp/out, stderr in $tmp/err, exit status returned
+  bounded "$1" "${on_host_a[@]}" "${mpiexec_args[@]}" "${@:2}" >"$tmp/out" 2>"$tmp/err"
+}
+veth_bytes() {
+  ip netns exec "$ns_a" sh -c 'cd /sys/class/net/veth-a/statistics && echo $(($(cat tx_bytes) + $(cat rx_bytes)))'
+}
+
+run_job 120 "$info" --json
+rc=$?
+note <"$tmp/out"; note <"$tmp/err"
+if ((rc == 0)) && python3 "$support/check_placement.py" "$slots_a,$slots_b" <"$tmp/out" 2>&1 | note; then
+  tap "ok - [$layout] mpidist-info: two hosts, two nodes, local ranks per host"
+else
+  tap "not ok - [$layout] mpidist-info: two hosts, two nodes (exit $rc)"
+fi
+
+for exe in "$@"; do
+  name=$(basename "$exe")
+  before=$(veth_bytes)
+  start=$SECONDS
+  run_job 300 "$exe" --gtest_output="xml:$tmp/$name.xml"
+  rc=$?
+  bytes=$(($(veth_bytes) - before))
+  echo "# $name: exit $rc in $((SECONDS - start)) s, $bytes bytes over the veth between the hosts"
+  if lines=$(python3 "$support/gtest_to_tap.py" "$tmp/$name.xml" "[$layout]"); then
+    while IFS= read -r line; do tap "$line"; done <<<"$lines"
+  fi
+  if ((rc != 0)) || [ -z "$lines" ]; then
+    tap "not ok - [$layout] $name exited with $rc"
+    tail -n 60 "$tmp/out" "$tmp/err" >&2
+  fi
+  # Ranks on both hosts exchanged tensors: far more than the launch's few kilobytes crossed the veth.
+  if [[ $name == test_collectives* ]]; then
+    if ((bytes > 1000000)); then
+      tap "ok - [$layout] $name: tensor traffic between the hosts over TCP ($bytes bytes)"
+    else
+      tap "not ok - [$layout] $name: only $bytes bytes crossed the veth between the hosts"
+    fi
+  fi
+done
+echo "1..$count"
+exit "$failed"
