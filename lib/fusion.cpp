@@ -13,12 +13,14 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "agreement.hpp"
 #include "call_checks.hpp"
+#include "call_scope.hpp"
 #include "device_backend.hpp"
 #include "group.hpp"
 #include "mpi/shm_collectives.hpp"
@@ -167,7 +169,9 @@ void all_reduce_many(Group& group, const char* name, std::span<const BufferView>
   const bool alone = MainProcessContext::depth() > 0;
   const int size = alone ? 1 : group.topology.size;
   const int rank = alone ? 0 : group.topology.rank;
-  ++group.sequence;
+  // Numbered, fingerprinted and watched as one collective (call_scope.hpp); its own check agrees.
+  std::optional<CallScope> scope;
+  if (!alone) scope.emplace(group, Fingerprint{name, buffers.size(), 0, -1, -1, static_cast<int>(op), nullptr, 0, false});
   List list{buffers};
   const auto local = capture([&] { check_list(group, name, list, op, stream, size, rank); });
   naming_errors(group.name, [&] {
