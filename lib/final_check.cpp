@@ -17,7 +17,7 @@ namespace mpidist::detail {
 namespace {
 
 struct Progress {
-  std::uint64_t key, done, hash;
+  std::uint64_t key, done, hash, failed_at;
 };
 using Table = std::array<Progress, tracked_communicators>;
 
@@ -27,6 +27,7 @@ Table snapshot(const RankRecord& record) {
     const auto& slot = record.header.comms[i];
     table[i].key = slot.key.load(std::memory_order_acquire);
     if (table[i].key != 0) read_progress(slot, table[i].done, table[i].hash);
+    table[i].failed_at = slot.failed_at.load(std::memory_order_acquire);
   }
   return table;
 }
@@ -116,10 +117,17 @@ void check_at_finalize(Context& ctx) {
     MPIDIST_MPI_CHECK(MPI_Allgather(mine.data(), sizeof(Table), MPI_BYTE, all.data(), sizeof(Table), MPI_BYTE, world.control));
   }
   // Every rank holds the same table, so every rank finds the same first disagreement.
+  // A communicator on which a call raised an Error somewhere is left out: that Error was the report.
+  auto failed_somewhere = [&all](std::uint64_t key) {
+    for (const Table& table : all)
+      for (const Progress& q : table)
+        if (q.key == key && q.failed_at != 0) return true;
+    return false;
+  };
   std::uint64_t bad_key = 0;
   for (int r = 0; r < size && bad_key == 0; ++r)
     for (const Progress& p : all[static_cast<std::size_t>(r)]) {
-      if (p.key == 0) continue;
+      if (p.key == 0 || failed_somewhere(p.key)) continue;
       for (const Table& other : all)
         for (const Progress& q : other)
           if (q.key == p.key && (q.done != p.done || q.hash != p.hash)) bad_key = p.key;

@@ -140,6 +140,7 @@ int FlightRecorder::track(std::uint64_t key, const std::string& name, const std:
     if (comms[i].key.load(std::memory_order_relaxed) == 0) {
       comms[i].started.store(0, std::memory_order_relaxed);
       comms[i].done.store(0, std::memory_order_relaxed);
+      comms[i].failed_at.store(0, std::memory_order_relaxed);
       comms[i].hash.store(0, std::memory_order_relaxed);
       if (comms[i].key.compare_exchange_strong(expected, key, std::memory_order_release)) slot = static_cast<int>(i);
     }
@@ -194,6 +195,8 @@ void FlightRecorder::end(std::uint64_t id, CallState state, int slot, std::uint6
     progress.done.store(seq, std::memory_order_relaxed);
     progress.hash.store(hash, std::memory_order_relaxed);
     progress.version.store(v + 2, std::memory_order_release);
+    if (state == CallState::Failed && progress.failed_at.load(std::memory_order_relaxed) == 0)
+      progress.failed_at.store(seq, std::memory_order_release);
   }
   h.last_done.store(id, std::memory_order_release);
   if (h.current.load(std::memory_order_relaxed) == id) h.current.store(0, std::memory_order_release);

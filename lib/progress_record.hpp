@@ -48,6 +48,9 @@ struct CommProgress {
   std::atomic<std::uint32_t> version{0};
   std::atomic<std::uint64_t> done{0};     // sequence number of the last call finished
   std::atomic<std::uint64_t> hash{0};     // fingerprint hash after it
+  // Sequence number of the first call that raised an Error on this rank, 0 if none. From there the
+  // ranks' counts may differ legitimately (the Error told the user); comparisons stop.
+  std::atomic<std::uint64_t> failed_at{0};
 };
 
 struct RankHeader {

@@ -249,13 +249,13 @@ void Watchdog::check_consistency() {
   for (const auto& slot : mine.header.comms) {
     const auto key = slot.key.load(std::memory_order_acquire);
     std::uint64_t done = 0, hash = 0;
-    if (key == 0 || !read_progress(slot, done, hash) || done == 0) continue;
+    if (key == 0 || !read_progress(slot, done, hash) || done == 0 || slot.failed_at.load() != 0) continue;
     for (const int peer_rank : ctx_.board->host_ranks()) {
       const RankRecord* peer = ctx_.board->peer(peer_rank);
       if (peer == nullptr || peer == &mine) continue;
       const CommProgress* theirs = progress_of(*peer, key);
       std::uint64_t peer_done = 0, peer_hash = 0;
-      if (theirs == nullptr || !read_progress(*theirs, peer_done, peer_hash)) continue;
+      if (theirs == nullptr || !read_progress(*theirs, peer_done, peer_hash) || theirs->failed_at.load() != 0) continue;
       if (peer_done != done || peer_hash == hash) continue;
       auto& h = ctx_.recorder->record().header;
       h.reported.store(1, std::memory_order_release);

@@ -124,8 +124,7 @@ TEST(FaultTest, MismatchesWithoutValidationEndTheJobNamingBothSides) {
     const char* theirs;
   } cases[] = {{"dtype", "all_reduce 1024 float32 sum", "all_reduce 1024 int32 sum"},
                {"root", "broadcast 1024 float32 root 0", "broadcast 1024 float32 root 1"},
-               {"broadcast-vs-all-reduce", "all_reduce 1024 float32 sum", "broadcast 1024 float32 root 0"},
-               {"count", "all_reduce 1024 float32 sum", "all_reduce 1000 float32 sum"}};
+               {"broadcast-vs-all-reduce", "all_reduce 1024 float32 sum", "broadcast 1024 float32 root 0"}};
   for (const auto& c : cases) {
     const auto job = run_probe(3, std::string(c.scenario) + " 1 catch", "MPIDIST_VALIDATE=0 MPIDIST_TIMEOUT=4");
     expect_reported_in_time(job, 4);

@@ -343,8 +343,18 @@ TEST_F(ObjectsTest, InvalidRootsAreErrorsEverywhere) {
 
 TEST_F(ObjectsTest, TypeMismatchIsAnError) {
   if (size() == 1) GTEST_SKIP() << "needs two ranks";
-  // Root sends a string, the others expect a map: they must refuse it, not misread it.
-  if (rank() == 0) {
+  // Root sends a string, the others expect a map: they must refuse it, not misread it. With
+  // MPIDIST_VALIDATE=1 the ranks compare their calls first: an Error on every rank, both types shown.
+  const char* validate = std::getenv("MPIDIST_VALIDATE");
+  if (validate != nullptr && std::string(validate) == "1") {
+    try {
+      if (rank() == 0) (void)mpidist::broadcast(std::string("not a map"));
+      else (void)mpidist::broadcast(FloatMap{});
+      ADD_FAILURE() << "no Error";
+    } catch (const mpidist::Error& e) {
+      EXPECT_NE(e.detail().find("ranks called different collectives"), std::string::npos) << e.what();
+    }
+  } else if (rank() == 0) {
     EXPECT_EQ(mpidist::broadcast(std::string("not a map")), "not a map");
   } else {
     try {

@@ -203,6 +203,13 @@ Frame frame(std::uint64_t size, std::uint64_t tag, std::uint32_t failed, const s
 
 // Rank 0 of a fresh communicator sends `f` (and `tail` after it) with raw MPI as a broadcast
 // frame; every other rank receives it through mpidist::broadcast<T> and must get an Error.
+// Frames sent by hand bypass mpidist's call agreement, which MPIDIST_VALIDATE=1 adds before every
+// object call: the receivers would wait for it. The decoding under test runs without validation.
+bool validating() {
+  const char* validate = std::getenv("MPIDIST_VALIDATE");
+  return validate != nullptr && std::string(validate) == "1";
+}
+
 template <class T>
 void crafted_broadcast(const Frame& f, const std::vector<std::byte>& tail, std::initializer_list<std::string> parts) {
   const auto comm = mpidist::world().split(0);
@@ -219,6 +226,7 @@ void crafted_broadcast(const Frame& f, const std::vector<std::byte>& tail, std::
 }
 
 TEST_F(ObjectsCorruptTest, CraftedBroadcastFramesAreRefused) {
+  if (validating()) GTEST_SKIP() << "frames sent by hand bypass the call agreement of MPIDIST_VALIDATE=1";
   if (mpidist::world_size() == 1) GTEST_SKIP() << "needs a sender and a receiver";
   const auto pages_tag = mpidist::detail::type_tag<Pages>();
   auto lying_count = bytes_of({65536}, 32);
@@ -244,6 +252,7 @@ TEST_F(ObjectsCorruptTest, CraftedBroadcastFramesAreRefused) {
 }
 
 TEST_F(ObjectsCorruptTest, CraftedGatherFrameIsRefusedByEveryRank) {
+  if (validating()) GTEST_SKIP() << "frames sent by hand bypass the call agreement of MPIDIST_VALIDATE=1";
   if (mpidist::world_size() == 1) GTEST_SKIP() << "needs a sender and a receiver";
   const auto comm = mpidist::world().split(0);
   const int liar = comm.size() - 1;
