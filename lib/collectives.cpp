@@ -69,7 +69,7 @@ void collective(CollectiveKind kind, const char* name, const BufferView& in, con
 void average_named(const Communicator* comm, std::span<const NamedBuffer> buffers, Stream stream) {
   Group& group = comm ? group_of(*comm, "average") : world_group("average");
   std::optional<CallScope> scope;
-  if (MainProcessContext::depth() == 0) scope.emplace(group, Fingerprint{"average", buffers.size()});
+  if (MainProcessContext::depth() == 0) scope.emplace(group, Fingerprint{"average", buffers.size(), 0, -1, -1, -1, nullptr, 0, false});  // keys are agreed below
   // The ranks must hold the same keys, or the per-key collectives would pair different tensors.
   std::string keys;
   for (const auto& [key, view] : buffers) keys.append(key).push_back('\n');
