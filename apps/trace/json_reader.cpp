@@ -1,6 +1,5 @@
 #include "json_reader.hpp"
 
-#include <cstdio>
 #include <cstdlib>
 
 namespace mpidist::trace {
@@ -243,28 +242,6 @@ Json Json::object(Object v) {
 
 Json parse_json(std::string_view text, const std::string& source, const JsonLimits& limits) {
   return Parser(text, source, limits).document();
-}
-
-std::string quote_json(std::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
-          out += escaped;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
 }
 
 }  // namespace mpidist::trace

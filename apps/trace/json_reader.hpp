@@ -66,7 +66,4 @@ struct JsonLimits {
 /// and the byte offset.
 Json parse_json(std::string_view text, const std::string& source, const JsonLimits& limits = {});
 
-/// `text` as a quoted JSON string.
-std::string quote_json(std::string_view text);
-
 }  // namespace mpidist::trace

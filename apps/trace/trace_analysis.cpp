@@ -6,10 +6,13 @@
 #include <tuple>
 #include <utility>
 
+#include "json.hpp"  // lib/json.hpp: the library's JSON string quoting
 #include "json_reader.hpp"
 
 namespace mpidist::trace {
 namespace {
+
+using mpidist::detail::json_string;
 
 // A communicator is its name and its members (world ranks, in group order); an empty member
 // list stands for a communicator no dump listed any more (freed before the dump).
@@ -345,27 +348,27 @@ std::string json_ranks(const std::vector<int>& ranks) {
 }
 
 std::string json_call(const Call& c) {
-  return "{\"op\":" + quote_json(c.op) + ",\"count\":" + std::to_string(c.count) + ",\"dtype\":" + quote_json(c.dtype) +
-         ",\"root\":" + std::to_string(c.root) + ",\"reduce\":" + quote_json(c.reduce) +
-         ",\"type\":" + quote_json(c.type) + ",\"description\":" + quote_json(describe(c)) + "}";
+  return "{\"op\":" + json_string(c.op) + ",\"count\":" + std::to_string(c.count) + ",\"dtype\":" + json_string(c.dtype) +
+         ",\"root\":" + std::to_string(c.root) + ",\"reduce\":" + json_string(c.reduce) +
+         ",\"type\":" + json_string(c.type) + ",\"description\":" + json_string(describe(c)) + "}";
 }
 
 std::string json_ref(const std::optional<EntryRef>& e) {
   if (!e) return "null";
-  return "{\"comm\":" + quote_json(e->comm) + ",\"seq\":" + std::to_string(e->seq) + ",\"call\":" + json_call(e->call) +
-         ",\"state\":" + quote_json(e->state) + "}";
+  return "{\"comm\":" + json_string(e->comm) + ",\"seq\":" + std::to_string(e->seq) + ",\"call\":" + json_call(e->call) +
+         ",\"state\":" + json_string(e->state) + "}";
 }
 
 }  // namespace
 
 std::string format_json(const Findings& f) {
-  std::string out = "{\"format\":\"mpidist-trace-analysis\",\"version\":1,\"dir\":" + quote_json(f.dir) +
+  std::string out = "{\"format\":\"mpidist-trace-analysis\",\"version\":1,\"dir\":" + json_string(f.dir) +
                     ",\"world_size\":" + std::to_string(f.world_size) + ",\"dumps\":[";
   for (std::size_t i = 0; i < f.dumps.size(); ++i) {
     const auto& d = f.dumps[i];
-    out += std::string(i ? "," : "") + "{\"rank\":" + std::to_string(d.rank) + ",\"host\":" + quote_json(d.host) +
-           ",\"pid\":" + std::to_string(d.pid) + ",\"reason\":" + quote_json(d.reason) +
-           ",\"message\":" + quote_json(d.message) + ",\"recorded\":" + std::to_string(d.recorded) +
+    out += std::string(i ? "," : "") + "{\"rank\":" + std::to_string(d.rank) + ",\"host\":" + json_string(d.host) +
+           ",\"pid\":" + std::to_string(d.pid) + ",\"reason\":" + json_string(d.reason) +
+           ",\"message\":" + json_string(d.message) + ",\"recorded\":" + std::to_string(d.recorded) +
            ",\"capacity\":" + std::to_string(d.capacity) + ",\"dropped\":" + std::to_string(d.dropped) + "}";
   }
   out += "],\"missing_dumps\":" + json_ranks(f.missing_dumps) + ",\"first_incomplete\":";
@@ -373,18 +376,18 @@ std::string format_json(const Findings& f) {
     out += "null";
   } else {
     const auto& inc = *f.first_incomplete;
-    out += "{\"comm\":" + quote_json(inc.comm) + ",\"members\":" + json_ranks(inc.members) +
+    out += "{\"comm\":" + json_string(inc.comm) + ",\"members\":" + json_ranks(inc.members) +
            ",\"seq\":" + std::to_string(inc.seq) + ",\"call\":" + json_call(inc.call) + ",\"reached\":[";
     for (std::size_t i = 0; i < inc.reached.size(); ++i) {
       const auto& r = inc.reached[i];
-      out += std::string(i ? "," : "") + "{\"rank\":" + std::to_string(r.rank) + ",\"state\":" + quote_json(r.state) +
+      out += std::string(i ? "," : "") + "{\"rank\":" + std::to_string(r.rank) + ",\"state\":" + json_string(r.state) +
              ",\"other_call\":" + (r.other_call ? json_call(*r.other_call) : "null") + "}";
     }
     out += "],\"never_joined\":[";
     for (std::size_t i = 0; i < inc.never_joined.size(); ++i) {
       const auto& a = inc.never_joined[i];
       out += std::string(i ? "," : "") + "{\"rank\":" + std::to_string(a.rank) +
-             ",\"has_dump\":" + (a.has_dump ? "true" : "false") + ",\"host\":" + quote_json(a.host) + ",\"last_completed\":" + json_ref(a.last_completed) +
+             ",\"has_dump\":" + (a.has_dump ? "true" : "false") + ",\"host\":" + json_string(a.host) + ",\"last_completed\":" + json_ref(a.last_completed) +
              ",\"current\":" + json_ref(a.current) + "}";
     }
     out += "],\"unknown\":" + json_ranks(inc.unknown) + "}";
@@ -392,7 +395,7 @@ std::string format_json(const Findings& f) {
   out += ",\"mismatches\":[";
   for (std::size_t i = 0; i < f.mismatches.size(); ++i) {
     const auto& m = f.mismatches[i];
-    out += std::string(i ? "," : "") + "{\"comm\":" + quote_json(m.comm) + ",\"seq\":" + std::to_string(m.seq) +
+    out += std::string(i ? "," : "") + "{\"comm\":" + json_string(m.comm) + ",\"seq\":" + std::to_string(m.seq) +
            ",\"groups\":[";
     for (std::size_t g = 0; g < m.groups.size(); ++g)
       out += std::string(g ? "," : "") + "{\"ranks\":" + json_ranks(m.groups[g].ranks) +
