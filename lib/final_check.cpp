@@ -37,7 +37,7 @@ std::string history(const RankRecord& record, std::uint64_t key) {
   std::string text;
   const auto recorded = record.header.recorded.load();
   const auto capacity = record.header.capacity;
-  for (auto id = recorded > capacity ? recorded - capacity + 1 : 1; id <= recorded && recorded > 0; ++id) {
+  for (auto id = oldest_held(recorded, capacity); id <= recorded; ++id) {
     const auto e = read_entry(record, id);
     if (e.valid && e.comm_key == key && e.seq != 0 && (e.state == CallState::Completed || e.state == CallState::Failed))
       text += std::to_string(e.seq) + " " + std::to_string(e.hash) + " " + describe_call(e) +

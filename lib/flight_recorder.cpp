@@ -253,9 +253,9 @@ bool FlightRecorder::dump(const char* reason, const char* message) noexcept {
       out.key("hash"), out.hex(hash), out.raw("}");
     }
     out.raw("\n  ],\n  \"entries\": [");
-    const std::uint64_t oldest = recorded > h.capacity ? recorded - h.capacity + 1 : 1;
+    const std::uint64_t oldest = oldest_held(recorded, h.capacity);
     first = true;
-    for (std::uint64_t id = oldest; id <= recorded && recorded > 0; ++id) {
+    for (std::uint64_t id = oldest; id <= recorded; ++id) {
       const auto e = read_entry(*mine_, id);
       if (!e.valid) continue;
       const CommDescriptor* d = find(e.comm_key);

@@ -87,6 +87,11 @@ struct EntrySnapshot {
   char type[type_name_size] = {};
 };
 
+/// The id of the oldest call still in the ring of a rank that recorded `recorded` calls.
+inline std::uint64_t oldest_held(std::uint64_t recorded, std::uint32_t capacity) noexcept {
+  return recorded > capacity ? recorded - capacity + 1 : 1;
+}
+
 /// Reads entry `id` of `record` (1-based), valid only if it is still in the ring.
 EntrySnapshot read_entry(const RankRecord& record, std::uint64_t id) noexcept;
 

@@ -42,7 +42,7 @@ EntrySnapshot find_call(FlightRecorder& recorder, std::uint64_t key, std::uint64
   const RankRecord& record = recorder.record();
   const auto recorded = record.header.recorded.load(std::memory_order_acquire);
   const auto capacity = record.header.capacity;
-  for (auto id = recorded; id > 0 && id + capacity > recorded; --id) {
+  for (auto id = recorded; id >= oldest_held(recorded, capacity) && id > 0; --id) {
     const auto e = read_entry(record, id);
     if (e.valid && e.comm_key == key && e.seq == seq) return e;
   }
@@ -150,7 +150,7 @@ std::string first_difference(const Context& ctx, std::uint64_t key, const RankRe
   auto collect = [key](const RankRecord& record, std::map<std::uint64_t, EntrySnapshot>& out) {
     const auto recorded = record.header.recorded.load(std::memory_order_acquire);
     const auto capacity = record.header.capacity;
-    for (auto id = recorded > capacity ? recorded - capacity + 1 : 1; id <= recorded; ++id) {
+    for (auto id = oldest_held(recorded, capacity); id <= recorded; ++id) {
       const auto e = read_entry(record, id);
       if (e.valid && e.comm_key == key && e.seq != 0 && e.state == CallState::Completed) out[e.seq] = e;
     }
