@@ -53,7 +53,9 @@ chmod 755 "$tmp"
 mkdir -m 700 "$tmp/munge" "$tmp/state" "$tmp/spool" "$tmp/jobs"
 head -c 1024 /dev/urandom >"$tmp/munge/munge.key"
 chmod 600 "$tmp/munge/munge.key"
-munged --foreground --key-file="$tmp/munge/munge.key" --socket="$tmp/munge.socket" \
+# Each daemon in a session of its own (setsid): Slurm signals process groups when it ends jobs, and
+# those must never be the test's or its runner's.
+setsid munged --foreground --key-file="$tmp/munge/munge.key" --socket="$tmp/munge.socket" \
   --pid-file="$tmp/munge/munged.pid" --seed-file="$tmp/munge/munged.seed" >"$tmp/munged.log" 2>&1 &
 pids+=($!)
 
@@ -100,9 +102,9 @@ export TMPDIR=$tmp/jobs  # the ranks' scratch (Open MPI's session directory), PM
 
 for _ in $(seq 50); do [ -S "$tmp/munge.socket" ] && break; sleep 0.1; done
 [ -S "$tmp/munge.socket" ] || bail "munged did not start (see $tmp/munged.log)"
-slurmctld -D -i -f "$SLURM_CONF" >>"$tmp/slurmctld.log" 2>&1 &
+setsid slurmctld -D -i -f "$SLURM_CONF" >>"$tmp/slurmctld.log" 2>&1 &
 pids+=($!)
-slurmd -D -f "$SLURM_CONF" -N "$host" >>"$tmp/slurmd.log" 2>&1 &
+setsid slurmd -D -f "$SLURM_CONF" -N "$host" >>"$tmp/slurmd.log" 2>&1 &
 pids+=($!)
 
 echo "# cluster in $tmp: slurmctld on port $ctld_port, slurmd on port $slurmd_port, node $host with $cpus CPUs"
