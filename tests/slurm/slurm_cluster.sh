@@ -53,7 +53,8 @@ chmod 755 "$tmp"
 mkdir -m 700 "$tmp/munge" "$tmp/state" "$tmp/spool" "$tmp/jobs"
 head -c 1024 /dev/urandom >"$tmp/munge/munge.key"
 chmod 600 "$tmp/munge/munge.key"
-munged --foreground --key-file="$tmp/munge/munge.key" --socket="$tmp/munge.socket" \
+# Each daemon in a session of its own (setsid), apart from the test's process group and its signals.
+setsid munged --foreground --key-file="$tmp/munge/munge.key" --socket="$tmp/munge.socket" \
   --pid-file="$tmp/munge/munged.pid" --seed-file="$tmp/munge/munged.seed" >"$tmp/munged.log" 2>&1 &
 pids+=($!)
 
@@ -78,7 +79,7 @@ SlurmctldPidFile=$tmp/slurmctld.pid
 SlurmdPidFile=$tmp/slurmd.pid
 SlurmctldLogFile=$tmp/slurmctld.log
 SlurmdLogFile=$tmp/slurmd.log
-ProctrackType=proctrack/linuxproc
+ProctrackType=proctrack/pgid
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
@@ -100,9 +101,9 @@ export TMPDIR=$tmp/jobs  # the ranks' scratch (Open MPI's session directory), PM
 
 for _ in $(seq 50); do [ -S "$tmp/munge.socket" ] && break; sleep 0.1; done
 [ -S "$tmp/munge.socket" ] || bail "munged did not start (see $tmp/munged.log)"
-slurmctld -D -i -f "$SLURM_CONF" >>"$tmp/slurmctld.log" 2>&1 &
+setsid slurmctld -D -i -f "$SLURM_CONF" >>"$tmp/slurmctld.log" 2>&1 &
 pids+=($!)
-slurmd -D -f "$SLURM_CONF" -N "$host" >>"$tmp/slurmd.log" 2>&1 &
+setsid slurmd -D -f "$SLURM_CONF" -N "$host" >>"$tmp/slurmd.log" 2>&1 &
 pids+=($!)
 
 echo "# cluster in $tmp: slurmctld on port $ctld_port, slurmd on port $slurmd_port, node $host with $cpus CPUs"
@@ -138,8 +139,10 @@ fi
 tap "ok - srun --mpi=$mpi: $chosen"
 
 # Ranks 0-3 of 4 on one node, local ranks 0-3: what MPI says, whatever SLURM_* variables say.
+# srun and sbatch each in a session of their own: Slurm records the submitter's session id and, on a
+# single host, signals that process tree when a job ends; it must not be the test's or its runner's.
 srun_job() {  # srun_job SECONDS PROGRAM ARGS...: stdout in $tmp/out, stderr in $tmp/err, exit status returned
-  bounded "$1" srun --mpi="$mpi" --overcommit -n 4 "${@:2}" >"$tmp/out" 2>"$tmp/err"
+  bounded "$1" setsid srun --mpi="$mpi" --overcommit -n 4 "${@:2}" >"$tmp/out" 2>"$tmp/err"
 }
 srun_job 120 "$info" --json
 rc=$?
@@ -162,14 +165,22 @@ else
 fi
 
 # A batch job: sbatch runs the script on the node, srun inside it starts the ranks (as in the README).
-bounded 120 sbatch --wait --quiet --overcommit -n 4 --output="$tmp/batch.out" \
-  --wrap="srun --mpi=$mpi $quickstart" >"$tmp/out" 2>&1
-rc=$?
-cat "$tmp/out" "$tmp/batch.out" 2>/dev/null | note
-if ((rc == 0)) && grep -q 'linear: mean grad 1.5, worst loss 1.5' "$tmp/batch.out"; then
-  tap "ok - sbatch -n 4 --wrap 'srun --mpi=$mpi quickstart'"
+bounded 30 setsid sbatch --parsable --overcommit -n 4 --output="$tmp/batch.out" \
+  --wrap="srun --mpi=$mpi $quickstart" >"$tmp/out" 2>"$tmp/err"
+rc=$? job=$(cat "$tmp/out") state=
+note <"$tmp/err"
+for _ in $(seq 600); do
+  ((rc == 0)) || break
+  state=$(scontrol show job "$job" --oneliner 2>/dev/null | grep -o 'JobState=[A-Z_]*')
+  [[ $state == JobState=@(PENDING|CONFIGURING|RUNNING|COMPLETING) ]] || break
+  sleep 0.2
+done
+note <"$tmp/batch.out"
+if ((rc == 0)) && [ "$state" = JobState=COMPLETED ] && grep -q 'linear: mean grad 1.5, worst loss 1.5' "$tmp/batch.out"
+then
+  tap "ok - sbatch -n 4 --wrap 'srun --mpi=$mpi quickstart': job $job completed"
 else
-  tap "not ok - sbatch -n 4 --wrap 'srun --mpi=$mpi quickstart' (exit $rc)"
+  tap "not ok - sbatch -n 4 --wrap 'srun --mpi=$mpi quickstart': job '$job' ${state:-not submitted} (exit $rc)"
 fi
 
 for exe in "$@"; do
