@@ -4,7 +4,8 @@
 # both that nothing leaks or misbehaves and that the checks raise no false alarms.
 #   tests/sanitize.sh [meson test arguments]     (build dir: $MPIDIST_SANITIZE_BUILD_DIR or build-sanitize)
 # Leaks inside Open MPI's runtime are suppressed (tests/sanitizers/lsan.supp), never ours. The
-# objects-huge suite (7 GB of payloads, minutes under ASan) is left to the plain build.
+# objects-huge suite (7 GB of payloads, minutes under ASan), packaging (it builds other projects)
+# and compile-fail (it only compiles) are left to the plain build.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"   # packages, Open MPI settings, and the plain build
 build=${MPIDIST_SANITIZE_BUILD_DIR:-$mpidist_root/build-sanitize}
@@ -18,6 +19,7 @@ export LSAN_OPTIONS=suppressions=$mpidist_root/tests/sanitizers/lsan.supp:print_
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export MPIDIST_VALIDATE=1 MPIDIST_TIMEOUT=120
 status=0
-meson test -C "$build" --print-errorlogs --num-processes 2 --no-suite objects-huge --timeout-multiplier 3 "$@" ||
+meson test -C "$build" --print-errorlogs --num-processes 2 --no-suite objects-huge --no-suite packaging \
+  --no-suite compile-fail --timeout-multiplier 3 "$@" ||
   status=$?
 exit "$status"

@@ -4,7 +4,7 @@
 # sanitizer report, or an input that makes it allocate past -malloc_limit_mb; the reproducer is
 # kept in the scratch directory it names.   fuzz_target.sh TARGET SEED_CORPUS
 set -uo pipefail
-target=$1 seeds=$2
+target=$(realpath "$1") seeds=$(realpath "$2")
 seconds=${FUZZ_SECONDS:-60}
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/mpidist-fuzz.XXXXXX")
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
