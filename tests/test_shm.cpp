@@ -139,12 +139,12 @@ void check_all_reduce(const Communicator& comm, std::size_t count, ReduceOp op, 
   expect_matches(comm, out, reference(comm, in, op), what);
 }
 
-// Element counts one below, at and one above every byte threshold of the shm path (16 KiB: the
-// crossover and the one-shot limit; 1 MiB: a segment half) and beyond the segment.
+// Element counts one below, at and one above every byte threshold of the shm path (1 KiB: auto's
+// crossover; 16 KiB: the one-shot limit; 256 KiB: a segment half, the chunk) and beyond the segment.
 std::vector<std::size_t> counts_for(std::size_t element, bool large) {
   std::vector<std::size_t> counts{0, 1, 3, 31};
-  std::vector<std::size_t> edges{16 * 1024};
-  if (large) edges = {16 * 1024, 1 << 20, 2 << 20};
+  std::vector<std::size_t> edges{1024, 16 * 1024};
+  if (large) edges = {256 << 10, 1 << 20};
   for (const std::size_t edge : edges)
     for (const long d : {-1L, 0L, 1L}) counts.push_back(static_cast<std::size_t>(static_cast<long>(edge / element) + d));
   if (large) counts.push_back((3 << 20) / element + 5);  // three halves and a bit: larger than the segment
@@ -300,6 +300,27 @@ TEST_F(Shm, ManyCallsFinishInBoundedTime) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 20.0);
   EXPECT_EQ(large[12345], 1.0f);
+}
+
+// A rank that stops calling: the others' shared-memory waits end in an Error within
+// MPIDIST_TIMEOUT (the run in tests/meson.build sets 2 s), naming the wait.
+TEST_F(Shm, AMissingRankTimesOut) {
+  const char* timeout = std::getenv("MPIDIST_TIMEOUT");
+  const char* mode = std::getenv("MPIDIST_HOST_ALLREDUCE");
+  if (timeout == nullptr || std::atof(timeout) > 5 || mode == nullptr || std::string(mode) != "shm")
+    GTEST_SKIP() << "needs MPIDIST_TIMEOUT <= 5 and MPIDIST_HOST_ALLREDUCE=shm";
+  const Communicator world = mpidist::world();
+  if (world.size() < 2 || world.num_nodes() > 1) GTEST_SKIP() << "needs two ranks on one node";
+  {
+    const Communicator group = world.split(0);
+    std::vector<float> data(100000, 1.0f);
+    mpidist::all_reduce(group, std::span(data));  // the segment exists on every rank
+    const auto start = std::chrono::steady_clock::now();
+    if (group.rank() != 0)
+      expect_error([&] { mpidist::all_reduce(group, std::span(data)); }, {"all_reduce", "timed out", "shared memory"});
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (group.rank() != 0) EXPECT_LT(seconds, 30.0);
+  }  // every rank frees the group (MPI_Win_free) together
 }
 
 }  // namespace

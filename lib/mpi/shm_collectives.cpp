@@ -25,8 +25,8 @@ namespace {
 
 // Auto's crossovers (MPIDIST_HOST_ALLREDUCE=auto), measured with mpidist-bench on the reference
 // machine (benchmarks/results/shm.md): below them MPI_Allreduce is as fast or faster.
-constexpr std::size_t one_node_crossover = 4 * 1024;
-constexpr std::size_t hierarchical_crossover = 16 * 1024 * 1024;
+constexpr std::size_t one_node_crossover = 1024;
+constexpr std::size_t hierarchical_crossover = 32 * 1024 * 1024;
 // Messages up to this size go one-shot (measured: beyond it the split arithmetic wins).
 constexpr std::size_t one_shot_limit = 16 * 1024;
 

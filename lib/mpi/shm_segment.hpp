@@ -28,7 +28,7 @@ namespace mpidist::detail::shm {
 class Segment {
  public:
   /// Bytes of one data half per rank: the unit of the chunked path.
-  static constexpr std::size_t half_bytes = std::size_t{1} << 20;
+  static constexpr std::size_t half_bytes = std::size_t{256} << 10;
 
   /// Collective over `local`.
   Segment(MPI_Comm local, const char* operation);
