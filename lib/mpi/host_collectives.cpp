@@ -121,7 +121,11 @@ void reduce_scatter(const Call& c, const Plan& p) {
 }  // namespace
 
 bool needs_host_arithmetic(const Call& call) {
-  return reduces(call) && (call.op == ReduceOp::Avg || call.dtype == DataType::Float16 || call.dtype == DataType::BFloat16);
+  if (!reduces(call)) return false;
+  if (call.op == ReduceOp::Avg || call.dtype == DataType::Float16 || call.dtype == DataType::BFloat16) return true;
+  // Unsigned min/max on an MPI that compares them as signed run mpidist's own op, on the host.
+  const MPI_Op op = reduction(call.op, call.dtype);
+  return op != MPI_SUM && op != MPI_PROD && op != MPI_MIN && op != MPI_MAX;
 }
 
 void run(const Call& call) {
