@@ -1,6 +1,7 @@
 // bench_objects: the object collectives (objects.hpp) against Boost.MPI's own collectives (where
 // the build has a Boost.MPI for its MPI: not with MPICH on Debian), a hand-written pack over raw
-// MPI (size message, then bytes, objects rebuilt on the receiver) and the raw bytes alone, in one run. Payloads: a small struct (an int and a 16-character string),
+// MPI (size message, then bytes, objects rebuilt on the receiver) and the raw bytes alone, in one
+// run. Payloads: a small struct (an int and a 16-character string),
 // a 100-key std::map<std::string, std::vector<float>> of 1000 floats per key (~400 KB), and a
 // 16 MiB std::vector<float>. Each time is the median over iterations of the slowest rank, with a
 // barrier before every iteration. Every result is checked; a wrong value exits non-zero.

@@ -58,6 +58,11 @@ double Progress::estimate_left(const std::vector<std::size_t>& done_bytes, const
   return total;
 }
 
-bool progress_wanted() { return mpidist::rank() == 0 && isatty(STDOUT_FILENO) == 0; }
+// A rank cannot see mpiexec's own stdout: Open MPI hands it a pty even when the job's output goes
+// to a file, and a pipe for stderr; Hydra pipes for both. So the table is taken to reach a
+// terminal only where stdout and stderr both are one: a process started by hand in a shell.
+bool progress_wanted() {
+  return mpidist::rank() == 0 && !(isatty(STDOUT_FILENO) != 0 && isatty(STDERR_FILENO) != 0);
+}
 
 }  // namespace bench

@@ -35,7 +35,8 @@ class Progress {
   std::vector<double> done_seconds_;
 };
 
-/// True on the rank that prints (rank 0) when its stdout is not a terminal.
+/// True on the rank that prints (rank 0) unless its stdout and stderr are both a terminal (under
+/// a launcher they never both are, whatever mpiexec's own output is: progress is shown there).
 bool progress_wanted();
 
 }  // namespace bench

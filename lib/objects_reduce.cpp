@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "agreement.hpp"
+#include "mpi/comparison_ops.hpp"
 #include "mpi_check.hpp"
 #include "mpidist/detail/object_reduce.hpp"
 #include "mpidist/detail/object_transport.hpp"
@@ -165,8 +166,10 @@ void reduce_elements(const char* operation, const ObjectComm& c, void* data, std
     T* values = static_cast<T*>(data);
     const bool logical = op == ReduceOp::And || op == ReduceOp::Or;
     if (logical && kind == ArithKind::Floating) return logical_floating(values, count, op, c, root);
-    if (!c.solo())
-      reduce_chunked(data, count, datatype_of(kind, element_size), element_size, mpi_op_of(kind, op), c, root);
+    if (!c.solo()) {
+      const MPI_Datatype type = datatype_of(kind, element_size);
+      reduce_chunked(data, count, type, element_size, mpi::comparison_op(mpi_op_of(kind, op), type), c, root);
+    }
     if (logical) {  // MPI's result already is 0/1; alone, map the value to its truth
       for (std::size_t i = 0; i < count; ++i) values[i] = values[i] != T(0) ? T(1) : T(0);
     } else if (op == ReduceOp::Avg && kind != ArithKind::Bool) {

@@ -6,6 +6,7 @@ any wrong value.
 
 usage: test_bench_smoke.py MPIEXEC MPIDIST_BENCH
 """
+import re
 import subprocess
 import sys
 import time
@@ -36,6 +37,20 @@ def cases():
     yield 4, ["object_all_gather", "--group", "2"] + QUICK
 
 
+def progress_failures(mpiexec, bench):
+    """With stdout not a terminal (captured here), rank 0 reports each finished size on stderr."""
+    proc = subprocess.run([mpiexec, "-n", "2", bench, "all_reduce"] + QUICK, capture_output=True, text=True,
+                          timeout=60)
+    lines = re.findall(r"^mpidist-bench: all_reduce (\d+)/(\d+) done \((\w+)\), [0-9.]+ s elapsed",
+                       proc.stderr, re.MULTILINE)
+    sizes = ["8", "256", "8K", "64K"]  # QUICK: -b 8 -e 64K -f 32
+    if proc.returncode != 0 or lines != [(str(k + 1), str(len(sizes)), s) for k, s in enumerate(sizes)]:
+        print(f"FAIL progress lines {lines}: exit {proc.returncode}\n{proc.stderr}")
+        return 1
+    print("ok   progress: a stderr line per size")
+    return 0
+
+
 def main():
     mpiexec, bench = sys.argv[1], sys.argv[2]
     failures = 0
@@ -59,6 +74,7 @@ def main():
         if proc.returncode == 0 or message not in proc.stderr:
             failures += 1
             print(f"FAIL {' '.join(args)} accepted: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    failures += progress_failures(mpiexec, bench)
     print(f"{failures} failures in {time.time() - start:.1f} s")
     return 1 if failures else 0
 

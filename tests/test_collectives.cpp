@@ -193,6 +193,10 @@ TEST_F(Collectives, ReduceEveryTypeOpSizeAndRoot) {
       }
   });
   reduce_case<mpidist::float16>(ReduceOp::Sum, large_count, size() - 1, false);
+  // In place off root 0 with a count past MPICH's small-message algorithm: non-roots must not hand
+  // MPI their buffer as both send and receive buffer (MPICH 4.0.2 crashed in memcpy).
+  reduce_case<float>(ReduceOp::Sum, large_count, size() - 1, true);
+  reduce_case<std::int64_t>(ReduceOp::Max, large_count, size() / 2, true);
 }
 
 TEST_F(Collectives, AverageOneTensorAndADictionary) {

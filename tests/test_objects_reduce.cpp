@@ -2,6 +2,7 @@
 // bool; element-wise vectors and arrays; key-wise metrics and their mismatched keys.
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -101,6 +102,27 @@ TEST_F(ObjectsReduceTest, OtherScalarTypes) {
   EXPECT_EQ(mpidist::all_reduce(static_cast<std::uint64_t>(~0ull - rank()), ReduceOp::Max), ~0ull);
   EXPECT_FLOAT_EQ(mpidist::all_reduce(2.0f, ReduceOp::Avg), 2.0f);
   EXPECT_EQ(mpidist::all_reduce(static_cast<long double>(rank()), ReduceOp::Max), static_cast<long double>(size() - 1));
+}
+
+// Values on both sides of the signed range: an MPI that compares unsigned types as signed
+// (MPICH 4.0.2) would take the large ones for negative numbers.
+template <class T>
+void expect_unsigned_extrema(int rank, int size) {
+  const T large = std::numeric_limits<T>::max() - 2;
+  const T mine = rank == 0 ? T(1) : static_cast<T>(large - static_cast<T>(rank - 1));
+  EXPECT_EQ(mpidist::all_reduce(mine, ReduceOp::Min), T(1)) << sizeof(T);
+  EXPECT_EQ(mpidist::all_reduce(mine, ReduceOp::Max), size == 1 ? T(1) : large) << sizeof(T);
+  // Element-wise: rank 0 holds {1, large}, the others {large - k, 1}.
+  const std::vector<T> pair = rank == 0 ? std::vector<T>{T(1), large} : std::vector<T>{mine, T(1)};
+  EXPECT_EQ(mpidist::all_reduce(pair, ReduceOp::Min), (std::vector<T>{T(1), size == 1 ? large : T(1)})) << sizeof(T);
+  EXPECT_EQ(mpidist::all_reduce(pair, ReduceOp::Max), (std::vector<T>{size == 1 ? T(1) : large, large})) << sizeof(T);
+}
+
+TEST_F(ObjectsReduceTest, UnsignedMinAndMaxCompareAsUnsigned) {
+  expect_unsigned_extrema<std::uint8_t>(rank(), size());
+  expect_unsigned_extrema<std::uint16_t>(rank(), size());
+  expect_unsigned_extrema<std::uint32_t>(rank(), size());
+  expect_unsigned_extrema<std::uint64_t>(rank(), size());
 }
 
 TEST_F(ObjectsReduceTest, ElementWiseVectorsAndArrays) {

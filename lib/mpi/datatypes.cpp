@@ -6,6 +6,7 @@
 
 #include "../context.hpp"
 #include "../mpi_check.hpp"
+#include "comparison_ops.hpp"
 #include "host_collectives.hpp"
 #include "mpidist/error.hpp"
 
@@ -93,8 +94,8 @@ MPI_Op reduction(ReduceOp op, DataType dtype) {
     case ReduceOp::Sum:
     case ReduceOp::Avg: return MPI_SUM;
     case ReduceOp::Product: return MPI_PROD;
-    case ReduceOp::Min: return MPI_MIN;
-    case ReduceOp::Max: return MPI_MAX;
+    case ReduceOp::Min: return comparison_op(MPI_MIN, datatype(dtype));
+    case ReduceOp::Max: return comparison_op(MPI_MAX, datatype(dtype));
     case ReduceOp::And:
     case ReduceOp::Or: break;
   }

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "../group.hpp"
 #include "../mpi_check.hpp"
@@ -64,11 +65,25 @@ void broadcast(const Call& c, const Plan& p) {
   });
 }
 
+// MPICH 4.0.2 (Debian bookworm's) crashes in MPI_Reduce with MPI_IN_PLACE at a root other than 0
+// once a message passes a few KiB (its reduce-scatter-gather algorithm): there the root sends a
+// copy of its data instead.
+#ifdef MPICH_VERSION
+constexpr bool in_place_reduce_needs_root_zero = true;
+#else
+constexpr bool in_place_reduce_needs_root_zero = false;
+#endif
+
 void reduce(const Call& c, const Plan& p) {
-  const bool in_place = c.in == c.out && c.rank == c.root;
+  const bool root = c.rank == c.root;
+  const bool in_place = c.in == c.out && root;
+  const bool copy = in_place && c.root != 0 && in_place_reduce_needs_root_zero;
+  std::vector<char> scratch(copy ? std::min(c.count, p.limit) * p.size : 0);
+  // The receive buffer means nothing off the root: none is passed there.
   in_pieces(c.count, p.limit, [&](std::size_t off, int n) {
-    MPIDIST_MPI_CHECK(MPI_Reduce(in_place ? MPI_IN_PLACE : at(c.in, off, p.size), at(c.out, off, p.size), n, p.type,
-                                 p.op, c.root, p.comm));
+    const void* send = in_place ? MPI_IN_PLACE : at(c.in, off, p.size);
+    if (copy) send = std::memcpy(scratch.data(), at(c.in, off, p.size), static_cast<std::size_t>(n) * p.size);
+    MPIDIST_MPI_CHECK(MPI_Reduce(send, root ? at(c.out, off, p.size) : nullptr, n, p.type, p.op, c.root, p.comm));
   });
 }
 
@@ -121,7 +136,11 @@ void reduce_scatter(const Call& c, const Plan& p) {
 }  // namespace
 
 bool needs_host_arithmetic(const Call& call) {
-  return reduces(call) && (call.op == ReduceOp::Avg || call.dtype == DataType::Float16 || call.dtype == DataType::BFloat16);
+  if (!reduces(call)) return false;
+  if (call.op == ReduceOp::Avg || call.dtype == DataType::Float16 || call.dtype == DataType::BFloat16) return true;
+  // Unsigned min/max on an MPI that compares them as signed run mpidist's own op, on the host.
+  const MPI_Op op = reduction(call.op, call.dtype);
+  return op != MPI_SUM && op != MPI_PROD && op != MPI_MIN && op != MPI_MAX;
 }
 
 void run(const Call& call) {

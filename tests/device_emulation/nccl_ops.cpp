@@ -42,6 +42,20 @@ MPI_Datatype mpi_type(ncclDataType_t type, bool widened) {
   }
 }
 
+// Unsigned min/max travel with the top bit flipped, as the signed type of the same width: that
+// keeps their order, and does not rely on MPI comparing unsigned types right (MPICH 4.0.2
+// compares them as signed: pmodels/mpich#6083).
+bool flips_sign(ncclDataType_t type, ncclRedOp_t op) {
+  const bool unsigned_type = type == ncclUint8 || type == ncclUint32 || type == ncclUint64;
+  return unsigned_type && (op == ncclMin || op == ncclMax);
+}
+MPI_Datatype signed_twin(ncclDataType_t type) {
+  return type == ncclUint8 ? MPI_INT8_T : type == ncclUint32 ? MPI_INT32_T : MPI_INT64_T;
+}
+void flip_top_bits(std::byte* data, std::size_t count, std::size_t size) {
+  for (std::size_t i = 0; i < count; ++i) data[i * size + size - 1] ^= std::byte{0x80};  // little-endian
+}
+
 MPI_Op mpi_op(ncclRedOp_t op) {
   switch (op) {
     case ncclProd: return MPI_PROD;
@@ -103,6 +117,7 @@ class Operation {
  public:
   Operation(ncclComm* comm, const OpArgs& args) : comm_(comm), a_(args), sequence_(comm->queued++) {
     widened_ = reduces(a_.kind) && is_half(a_.type);
+    flipped_ = reduces(a_.kind) && flips_sign(a_.type, a_.op);
     stage_size_ = widened_ ? sizeof(float) : element_size(a_.type);
   }
   ncclComm* comm() const { return comm_; }
@@ -114,6 +129,7 @@ class Operation {
     in_.resize(input_count() * stage_size_);
     out_.resize(output_count() * stage_size_);
     if (reads_send()) load(a_.send, in_.data(), input_count());
+    if (flipped_) flip_top_bits(in_.data(), input_count(), stage_size_);
     post();
     started_ = true;
     ++comm_->started;
@@ -127,6 +143,7 @@ class Operation {
   void finish() {
     if (!writes_recv()) return;
     if (a_.op == ncclAvg && reduces(a_.kind)) divide_all(a_.type, out_.data(), output_count(), comm_->nranks);
+    if (flipped_) flip_top_bits(out_.data(), output_count(), stage_size_);
     store(out_.data(), a_.recv, output_count());
   }
   /// Abort: a posted request cannot be cancelled, so it and its buffers are leaked on purpose.
@@ -171,7 +188,7 @@ class Operation {
       bits[i] = a_.type == ncclFloat16 ? float_to_half(values[i]) : float_to_bfloat16(values[i]);
   }
   void post() {
-    const MPI_Datatype t = mpi_type(a_.type, widened_);
+    const MPI_Datatype t = flipped_ ? signed_twin(a_.type) : mpi_type(a_.type, widened_);
     const int n = static_cast<int>(a_.count);
     MPI_Comm c = comm_->mpi;
     constexpr int kTag = 0x4e43;
@@ -195,6 +212,7 @@ class Operation {
   OpArgs a_;
   std::uint64_t sequence_;
   bool widened_ = false;
+  bool flipped_ = false;  // unsigned min/max staged as signed (flips_sign)
   std::size_t stage_size_ = 0;
   bool started_ = false;
   std::vector<std::byte> in_, out_;
