@@ -145,6 +145,17 @@ TEST(FaultTest, AfterACaughtTimeoutTheCommunicatorIsBrokenAndFinalizeDoesNotWait
   EXPECT_TRUE(has(job, "finalize: a collective timed out earlier")) << job.output;
 }
 
+TEST(FaultTest, AMissingRankTimesOutOfTheSharedMemoryAllReduce) {
+  const auto job = run_probe(3, "shm-timeout", "MPIDIST_HOST_ALLREDUCE=shm MPIDIST_TIMEOUT=3");
+  expect_reported_in_time(job, 3);
+  for (const char* rank : {"probe: rank 0 caught: ", "probe: rank 2 caught: "})
+    EXPECT_TRUE(has(job, rank)) << job.output;
+  EXPECT_TRUE(has(job, "all_reduce")) << job.output;
+  EXPECT_TRUE(has(job, "timed out after 3 s")) << job.output;
+  EXPECT_TRUE(has(job, "shared memory")) << job.output;
+  EXPECT_TRUE(has(job, "finalize: a collective timed out earlier")) << job.output;
+}
+
 TEST(FaultTest, TwoThreadsInOneCommunicatorIsAnError) {
   const auto job = run_probe(2, "threads", "MPIDIST_TIMEOUT=20");
   EXPECT_NE(job.exit_code, 124) << job.output;

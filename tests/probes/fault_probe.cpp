@@ -82,6 +82,16 @@ int run(const std::string& scenario, int odd_rank) {
     }
     std::printf("probe: rank %d finalizing\n", me);
     std::fflush(stdout);
+  } else if (scenario == "shm-timeout") {
+    // Run with MPIDIST_HOST_ALLREDUCE=shm: the wait inside the shared-memory all-reduce is bounded.
+    std::vector<float> large(100000, 1.0f);
+    mpidist::all_reduce(std::span<float>(large));  // the segment exists on every rank
+    try {
+      if (odd) computing(40s); else mpidist::all_reduce(std::span<float>(large));
+    } catch (const mpidist::Error& e) {
+      std::printf("probe: rank %d caught: %s\n", me, e.what());
+      std::fflush(stdout);
+    }
   } else if (scenario == "threads") {
     // ThreadLevel::Multiple: two threads in all_reduce on one communicator at once.
     std::vector<std::string> errors(2);
