@@ -11,7 +11,7 @@ shift 2
 slots_a=${layout%+*} slots_b=${layout#*+}
 ranks=$((slots_a + slots_b))
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-support=$here/../support
+source "$here/../support/tap_jobs.sh"
 
 # Fixed names and addresses inside the namespaces clash with nothing: only the namespaces' own names
 # (and their /etc/netns entries) are visible outside, and those carry this process's id.
@@ -19,19 +19,7 @@ ns_a=mpidist-$$-a ns_b=mpidist-$$-b
 host_a=mpidist-host-a host_b=mpidist-host-b
 subnet=10.213.0
 tmp=$(mktemp -d /tmp/mpidist-hosts.XXXXXX)
-count=0 failed=0
-# Each job runs under its own limit, cut to what is left of the script's budget: the budget stays
-# under meson's timeout (540 s of 600) so that this script, not meson, stops a stuck job and cleans up.
-deadline=$((SECONDS + 540))
-bounded() {  # bounded SECONDS COMMAND...: in the background, so that a signal's trap runs at once
-  local limit=$(($1 < deadline - SECONDS ? $1 : deadline - SECONDS))
-  ((limit > 0)) || { echo "time budget spent" >&2; return 124; }
-  timeout -k 5 "$limit" "${@:2}" &
-  wait $!
-}
-
-tap() { count=$((count + 1)); [[ $1 == not* ]] && failed=1; echo "$1"; }
-note() { sed 's/^/# /'; }
+tap_budget 540  # of meson's 600 s
 cleanup() {
   # Whatever still runs in the namespaces (a daemon a killed mpiexec left behind) goes with them.
   for ns in "$ns_a" "$ns_b"; do
@@ -101,13 +89,7 @@ veth_bytes() {
 }
 
 run_job 120 "$info" --json
-rc=$?
-note <"$tmp/out"; note <"$tmp/err"
-if ((rc == 0)) && python3 "$support/check_placement.py" "$slots_a,$slots_b" <"$tmp/out" 2>&1 | note; then
-  tap "ok - [$layout] mpidist-info: two hosts, two nodes, local ranks per host"
-else
-  tap "not ok - [$layout] mpidist-info: two hosts, two nodes (exit $rc)"
-fi
+tap_placement $? "$slots_a,$slots_b" "[$layout] mpidist-info: two hosts, two nodes, local ranks per host"
 
 for exe in "$@"; do
   name=$(basename "$exe")
@@ -117,13 +99,7 @@ for exe in "$@"; do
   rc=$?
   bytes=$(($(veth_bytes) - before))
   echo "# $name: exit $rc in $((SECONDS - start)) s, $bytes bytes over the veth between the hosts"
-  if lines=$(python3 "$support/gtest_to_tap.py" "$tmp/$name.xml" "[$layout]"); then
-    while IFS= read -r line; do tap "$line"; done <<<"$lines"
-  fi
-  if ((rc != 0)) || [ -z "$lines" ]; then
-    tap "not ok - [$layout] $name exited with $rc"
-    tail -n 60 "$tmp/out" "$tmp/err" >&2
-  fi
+  tap_gtest $rc "$name" "[$layout]"
   # Ranks on both hosts exchanged tensors: far more than the launch's few kilobytes crossed the veth.
   if [[ $name == test_collectives* ]]; then
     if ((bytes > 1000000)); then
@@ -133,5 +109,4 @@ for exe in "$@"; do
     fi
   fi
 done
-echo "1..$count"
-exit "$failed"
+tap_end

@@ -7,20 +7,8 @@
 set -uo pipefail
 info=$1 quickstart=$2
 shift 2
-support=$(cd "$(dirname "${BASH_SOURCE[0]}")/../support" && pwd)
-
-count=0 failed=0
-# Each job runs under its own limit, cut to what is left of the script's budget: the budget stays
-# under meson's timeout (270 s of 300) so that this script, not meson, stops a stuck job and cleans up.
-deadline=$((SECONDS + 270))
-bounded() {  # bounded SECONDS COMMAND...: in the background, so that a signal's trap runs at once
-  local limit=$(($1 < deadline - SECONDS ? $1 : deadline - SECONDS))
-  ((limit > 0)) || { echo "time budget spent" >&2; return 124; }
-  timeout -k 5 "$limit" "${@:2}" &
-  wait $!
-}
-tap() { count=$((count + 1)); [[ $1 == not* ]] && failed=1; echo "$1"; }
-note() { sed 's/^/# /'; }
+source "$(dirname "${BASH_SOURCE[0]}")/../support/tap_jobs.sh"
+tap_budget 270  # of meson's 300 s
 
 pids=()
 tmp=$(mktemp -d /tmp/mpidist-slurm.XXXXXX)
@@ -145,13 +133,7 @@ srun_job() {  # srun_job SECONDS PROGRAM ARGS...: stdout in $tmp/out, stderr in 
   bounded "$1" setsid srun --mpi="$mpi" --overcommit -n 4 "${@:2}" >"$tmp/out" 2>"$tmp/err"
 }
 srun_job 120 "$info" --json
-rc=$?
-note <"$tmp/out"; note <"$tmp/err"
-if ((rc == 0)) && python3 "$support/check_placement.py" 4 <"$tmp/out" 2>&1 | note; then
-  tap "ok - srun -n 4 mpidist-info: ranks 0-3 of 4 on one node, local ranks 0-3"
-else
-  tap "not ok - srun -n 4 mpidist-info (exit $rc)"
-fi
+tap_placement $? 4 "srun -n 4 mpidist-info: ranks 0-3 of 4 on one node, local ranks 0-3"
 
 srun_job 120 "$quickstart"
 rc=$?
@@ -186,14 +168,6 @@ fi
 for exe in "$@"; do
   name=$(basename "$exe")
   srun_job 300 "$exe" --gtest_output="xml:$tmp/$name.xml"
-  rc=$?
-  if lines=$(python3 "$support/gtest_to_tap.py" "$tmp/$name.xml" "[srun -n 4]"); then
-    while IFS= read -r line; do tap "$line"; done <<<"$lines"
-  fi
-  if ((rc != 0)) || [ -z "$lines" ]; then
-    tap "not ok - srun -n 4 $name exited with $rc"
-    tail -n 60 "$tmp/out" "$tmp/err" >&2
-  fi
+  tap_gtest $? "$name" "[srun -n 4]"
 done
-echo "1..$count"
-exit "$failed"
+tap_end
