@@ -3,11 +3,14 @@
 
 Samples `ss -ltnupH` before and while a job of the socket probe (tests/probes/socket_probe.cpp)
 waits after using every kind of mpidist call, and attributes each new listening socket to the
-job's processes by pid (ss -p). Three runs:
-  tcp:     Open MPI's default transports, with its TCP BTL pinned to a port range: every socket a
-           rank listens on must lie in that range (the BTL's), everything else in the job is the
-           launcher's (mpiexec/orted: its out-of-band channel).
-  no-tcp:  --mca btl self,vader: the ranks listen on nothing at all.
+job's processes by pid (ss -p). Two runs per MPI (MPIDIST_TEST_MPI: openmpi or mpich, launched
+with MPIDIST_TEST_MPIEXEC):
+  tcp:     the MPI's default transports, with its TCP transport pinned to a port range (Open MPI's
+           TCP BTL, or UCX's tcp transport under MPICH ch4:ucx): every socket a rank listens on
+           must lie in that range; everything else in the job is the launcher's (mpiexec/orted,
+           Hydra's proxy: sockets the ranks inherited from it are the launcher's too).
+  no-tcp:  shared memory only (--mca btl self,vader; UCX_TLS=self,sm): the ranks listen on nothing
+           of their own.
 and asserts the ranks own no UDP socket either. Prints the listeners it attributed.
     listening_sockets.py PROBE MODE RANKS
 """
@@ -51,15 +54,27 @@ def descendants(pid):
     return seen
 
 
-mca = []
-for family in ("v4", "v6"):
-    mca += ["--mca", f"btl_tcp_port_min_{family}", str(PORT_MIN), "--mca", f"btl_tcp_port_range_{family}", str(PORT_RANGE)]
-if mode == "no-tcp":
-    mca = ["--mca", "btl", "self,vader"]
+mpi = os.environ.get("MPIDIST_TEST_MPI", "openmpi")
+mpiexec = os.environ.get("MPIDIST_TEST_MPIEXEC", "mpiexec")
+env = dict(os.environ)
+options = []
+if mpi == "mpich":
+    transport = "UCX's tcp transport"
+    if mode == "no-tcp":
+        env["UCX_TLS"] = "self,sm"
+    else:
+        env["UCX_TCP_PORT_RANGE"] = f"{PORT_MIN}-{PORT_MIN + PORT_RANGE - 1}"
+else:
+    transport = "Open MPI's TCP BTL"
+    for family in ("v4", "v6"):
+        options += ["--mca", f"btl_tcp_port_min_{family}", str(PORT_MIN),
+                    "--mca", f"btl_tcp_port_range_{family}", str(PORT_RANGE)]
+    if mode == "no-tcp":
+        options = ["--mca", "btl", "self,vader"]
 before = listeners()
 with tempfile.TemporaryDirectory() as scratch:
     release = os.path.join(scratch, "release")
-    job = subprocess.Popen(["mpiexec", "-n", str(ranks)] + mca + [probe, release],
+    job = subprocess.Popen([mpiexec, "-n", str(ranks)] + options + [probe, release], env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     rank_pids, output = {}, []
     deadline = time.time() + 120
@@ -90,27 +105,29 @@ for (proto, address), owners in sorted(during.items()):
         continue  # another process of the machine
     port = int(address.rsplit(":", 1)[1])
     by_rank = [o for o in mine if o[1] in rank_pids]
-    if not by_rank:
-        runtime.append(f"{proto} {address} {mine} (Open MPI runtime)")
+    # Descriptors pass from parent to child only: a socket the launcher holds too is the launcher's.
+    if not by_rank or len(by_rank) < len(mine):
+        runtime.append(f"{proto} {address} {mine} ({mpi} launcher)")
         continue
     what = f"{proto} {address} owned by " + ", ".join(f"rank {rank_pids[p]} ({n}, pid {p}, fd {f})" for n, p, f in by_rank)
     if proto != "tcp":
         failures.append(what + ": a rank listens on UDP")
     elif mode == "no-tcp":
-        failures.append(what + ": with Open MPI's TCP transport off, a rank must listen on nothing")
+        failures.append(what + f": with {transport} off, a rank must listen on nothing")
     elif not PORT_MIN <= port < PORT_MIN + PORT_RANGE:
-        failures.append(what + f": outside the TCP BTL's ports [{PORT_MIN}, {PORT_MIN + PORT_RANGE})")
+        failures.append(what + f": outside the ports of {transport} [{PORT_MIN}, {PORT_MIN + PORT_RANGE})")
     else:
-        runtime.append(what + " (Open MPI's TCP BTL)")
+        runtime.append(what + f" ({transport})")
 
 new = sum(1 for key, owners in during.items() if before.get(key) != owners)
 print(f"mode {mode}, {ranks} ranks, rank pids {sorted(rank_pids)}: {len(before)} listening sockets on the machine "
       f"before, {len(during)} during ({new} new or changed); those of the job:")
 for line in runtime:
     print("  " + line)
-if mode == "tcp" and not any("TCP BTL" in line for line in runtime):
-    failures.append("no rank listened on the TCP BTL's ports: did the attribution miss them?")
+if mode == "tcp" and not any(transport in line for line in runtime):
+    failures.append(f"no rank listened on the ports of {transport}: did the attribution miss them?")
 if failures:
     print("FAILED:\n  " + "\n  ".join(failures))
     sys.exit(1)
-print(f"ok: no listening socket of mpidist's own ({'only Open MPI' if runtime else 'none at all'})")
+owners = f"only {mpi}'s" if runtime else "none at all"
+print(f"ok: no listening socket of mpidist's own ({owners})")
