@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Shared set-up for the README's two commands: installs the Debian packages that are missing
 # (everything the tests use: both MPIs, CMake for the CMake-consumer test, matplotlib for the plot
-# test), configures and builds mpidist against Open MPI in ./build (or $MPIDIST_BUILD_DIR), and
-# exports the Open MPI settings that let it run as root and on fewer cores than ranks. Sourced,
+# test, clang for the fuzz targets), configures and builds mpidist against Open MPI in ./build (or
+# $MPIDIST_BUILD_DIR), and exports the Open MPI settings that let it run as root and on fewer cores than ranks. Sourced,
 # not run; tests/run.sh builds the MPICH copy (./build-mpich) itself.
 set -euo pipefail
 mpidist_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 packages=(g++ python3 openmpi-bin libopenmpi-dev libboost-mpi-dev libboost-serialization-dev meson ninja-build
           pkg-config libgtest-dev libbenchmark-dev mpich libmpich-dev cmake python3-matplotlib
           slurm-wlm munge libpmix-dev  # the Slurm test: daemons, srun, and the libpmix.so srun --mpi=pmix loads
-          iproute2)                    # the separate-hosts test: ip netns, veth pairs
+          iproute2                     # the separate-hosts test: ip netns, veth pairs
+          clang libclang-rt-14-dev)    # the libFuzzer targets (tests/fuzz)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
