@@ -2,8 +2,8 @@
 # Shared set-up for the README's two commands: installs the Debian packages that are missing
 # (everything the tests use: both MPIs, CMake for the CMake-consumer test, matplotlib for the plot
 # test, clang for the fuzz targets), configures and builds mpidist against Open MPI in ./build (or
-# $MPIDIST_BUILD_DIR), and exports the Open MPI settings that let it run as root and on fewer cores than ranks. Sourced,
-# not run; tests/run.sh builds the MPICH copy (./build-mpich) itself.
+# $MPIDIST_BUILD_DIR), and exports the Open MPI settings that let it run as root and on fewer cores
+# than ranks. Sourced, not run; tests/run.sh builds the MPICH copy (./build-mpich) itself.
 set -euo pipefail
 mpidist_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 packages=(g++ python3 openmpi-bin libopenmpi-dev libboost-mpi-dev libboost-serialization-dev meson ninja-build
