@@ -14,7 +14,7 @@ namespace mpidist::detail {
 enum class CallState : std::uint32_t { Empty = 0, Queued = 1, Started = 2, Completed = 3, Failed = 4 };
 
 inline constexpr std::size_t op_name_size = 24;
-inline constexpr std::size_t type_name_size = 40;
+inline constexpr std::size_t type_name_size = 64;  // typeid(T).name(): std::string's is 48
 inline constexpr std::size_t host_name_size = 64;
 /// Communicators whose progress a rank publishes; calls on more are still recorded in the ring.
 inline constexpr std::size_t tracked_communicators = 32;

@@ -22,11 +22,12 @@ Deadline::Deadline(const char* operation, Group* group)
 
 bool Deadline::passed() const { return seconds_ > 0.0 && std::chrono::steady_clock::now() >= end_; }
 
-void Deadline::time_out(const char* operation, const char* what) const {
+void Deadline::time_out(const char* operation, const char* what, const char* aftermath) const {
   char limit[32];
   std::snprintf(limit, sizeof limit, "%g", seconds_);
-  const std::string why = std::string("timed out after ") + limit + " s waiting for " + what +
-                          " (MPIDIST_TIMEOUT); a rank may have stopped calling collectives or died";
+  std::string why = std::string("timed out after ") + limit + " s waiting for " + what +
+                    " (MPIDIST_TIMEOUT); a rank may have stopped calling collectives or died";
+  if (aftermath != nullptr) why += std::string("; ") + aftermath;
   if (Context* ctx = context_if_initialized()) ctx->timed_out.store(true);
   if (group_ != nullptr) {
     group_->broken = operation + std::string(" ") + why;

@@ -19,7 +19,8 @@ class Deadline {
   double seconds() const noexcept { return seconds_; }
   /// Throws the timeout Error for `operation`, after marking the group broken (later calls on it
   /// fail at once) and the job timed out (finalize() will not wait for the other ranks).
-  [[noreturn]] void time_out(const char* operation, const char* what) const;
+  /// `aftermath`, when given, says what was done about it ("the NCCL communicator was aborted").
+  [[noreturn]] void time_out(const char* operation, const char* what, const char* aftermath = nullptr) const;
 
  private:
   double seconds_;

@@ -1,7 +1,10 @@
 // Device-path failures that need a whole job of their own, run against the device emulation:
-// a rank that never joins (MPIDIST_TIMEOUT) and two ranks on one GPU.
+// a rank that never joins a collective or the NCCL communicator's creation (MPIDIST_TIMEOUT),
+// and two ranks on one GPU.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <regex>
 #include <string>
@@ -44,7 +47,53 @@ TEST(DeviceJobs, RankThatNeverJoinsTimesOutInTheAgreement) {
 }
 
 TEST(DeviceJobs, RankThatNeverJoinsTimesOutInTheNcclWaitAndAborts) {
-  expect_timeout("MPIDIST_VALIDATE=0", "The NCCL communicator was aborted");
+  expect_timeout("MPIDIST_VALIDATE=0", "waiting for the NCCL collective to finish (MPIDIST_TIMEOUT); a rank may have "
+                                       "stopped calling collectives or died; the NCCL communicator was aborted");
+}
+
+// The NCCL communicator is created by the first device collective: MPI steps, then a non-blocking
+// ncclCommInitRankConfig, all bounded by the timeout. A rank that never comes leaves the others
+// in the MPI steps; a rank whose NCCL never reaches the others (emulated: MPIDIST_EMU_NCCL_INIT_STALL)
+// leaves every rank in NCCL's initialization, which is then aborted. Either way every waiting rank
+// gets the Error within MPIDIST_TIMEOUT + 5 s, the job ends non-zero at finalize, and no process
+// of it is left (the rank computing for 40 s included).
+TEST(DeviceJobs, RankThatNeverCreatesTheNcclCommunicatorTimesOut) {
+  const struct {
+    const char* env;
+    const char* waiting_for;
+    int waiting_ranks;
+  } cases[] = {
+      {"", "waiting for every rank to start the NCCL communicator (MPIDIST_TIMEOUT)", 2},
+      {"MPIDIST_EMU_NCCL_INIT_STALL=2",
+       "waiting for every rank to join NCCL's initialization (ncclCommInitRankConfig) (MPIDIST_TIMEOUT); a rank may "
+       "have stopped calling collectives or died; the NCCL communicator was aborted. The communicator can no longer "
+       "be used", 3},
+  };
+  constexpr int timeout = 3;
+  for (const auto& c : cases) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto result = run_command("MPIDIST_TIMEOUT=" + std::to_string(timeout) + " MPIDIST_VALIDATE=0 MPIDIST_TEST_DEVICE=1 " +
+                                        c.env + " " + mpiexec_prefix(3) + probe() + " first-call", 90);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_NE(result.exit_code, 124) << "the job hung:\n" << result.output;
+    EXPECT_NE(result.exit_code, 0) << c.env << "\n" << result.output;
+    const std::regex caught(R"(PROBE rank [012]: caught after ([0-9.]+) s: mpidist: \[rank [012]/3 on [^\]]+\] all_reduce on world: timed out after 3 s )");
+    EXPECT_EQ(count_of(result.output, caught), c.waiting_ranks) << c.env << "\n" << result.output;
+    EXPECT_NE(result.output.find(c.waiting_for), std::string::npos) << c.env << "\n" << result.output;
+    for (auto it = std::sregex_iterator(result.output.begin(), result.output.end(), caught); it != std::sregex_iterator(); ++it)
+      EXPECT_LE(std::stod((*it)[1]), timeout + 5.0) << c.env << "\n" << result.output;
+    EXPECT_LT(seconds, 40) << "the job waited for the computing rank:\n" << result.output;
+    // The bracket keeps pgrep from finding the shell that runs it.
+    const std::string pattern = probe().substr(0, probe().size() - 1) + "[" + probe().back() + "] first-call";
+    const std::string find = "pgrep -f '" + pattern + "'";
+    const auto left = run_command("for i in 1 2 3 4 5 6 7 8 9 10; do " + find + " >/dev/null || exit 0; sleep 0.5; done; " + find, 10);
+    EXPECT_EQ(left.output.find_first_of("0123456789"), std::string::npos) << "processes of the job still run 5 s later:\n"
+                                                                           << left.output;
+    std::printf("[ measured ] %s: errors after", *c.env ? c.env : "rank computes instead");
+    for (auto it = std::sregex_iterator(result.output.begin(), result.output.end(), caught); it != std::sregex_iterator(); ++it)
+      std::printf(" %s s", (*it)[1].str().c_str());
+    std::printf(", job ended after %.1f s\n", seconds);
+  }
 }
 
 TEST(DeviceJobs, TwoRanksOnOneGpuIsAnErrorNamingBoth) {

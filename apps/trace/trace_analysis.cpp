@@ -278,7 +278,10 @@ std::string format_text(const Findings& f) {
                     std::to_string(f.dumps.size()) + " dumps\n";
   for (const auto& d : f.dumps) {
     out += "  rank " + std::to_string(d.rank) + " (" + d.host + ", pid " + std::to_string(d.pid) + "): " + d.reason;
-    if (!d.message.empty()) out += ": " + first_line(d.message);
+    // The library's messages often start with the reason already ("watchdog: all_reduce #4 ...").
+    std::string message = first_line(d.message);
+    if (message.rfind(d.reason + ": ", 0) == 0) message.erase(0, d.reason.size() + 2);
+    if (!message.empty()) out += ": " + message;
     out += "\n";
     if (d.dropped > 0)
       out += "    its ring dropped the " + std::to_string(d.dropped) + " oldest of " + std::to_string(d.recorded) +

@@ -1,9 +1,13 @@
 #include "trace_dump.hpp"
 
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <regex>
 #include <sstream>
 
@@ -11,6 +15,22 @@
 
 namespace mpidist::trace {
 namespace {
+
+// The recorder keeps typeid(T).name() as it is (mangled: no allocation per call); people read it
+// demangled, with std::string under its usual name. A name that does not demangle (cut short by
+// the recorder's fixed field, or not mangled) is shown as recorded.
+std::string readable_type(const std::string& recorded) {
+  if (recorded.empty()) return recorded;
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> text(abi::__cxa_demangle(recorded.c_str(), nullptr, nullptr, &status),
+                                              std::free);
+  if (status != 0 || !text) return recorded;
+  std::string out = text.get();
+  static const std::string long_name = "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >";
+  for (std::size_t at = out.find(long_name); at != std::string::npos; at = out.find(long_name))
+    out.replace(at, long_name.size(), "std::string");
+  return out;
+}
 
 // A dump is a few hundred KiB (2000 entries); anything past this is not one.
 constexpr std::uintmax_t max_dump_bytes = std::uintmax_t{1} << 30;
@@ -102,7 +122,7 @@ Entry read_entry(const Json& j, const std::string& source, std::size_t i) {
   e.dtype = f.string("dtype");
   e.root = f.integer("root", -1, max_world_size);
   e.reduce = f.string("reduce");
-  e.type = f.string("type");
+  e.type = readable_type(f.string("type"));
   e.state = f.string("state");
   if (e.state != "queued" && e.state != "started" && e.state != "completed" && e.state != "failed")
     f.fail(f.name("state"), "'" + e.state + "' is not queued, started, completed or failed");

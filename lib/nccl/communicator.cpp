@@ -3,10 +3,12 @@
 #include "communicator.hpp"
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../context.hpp"
@@ -15,6 +17,7 @@
 #include "../device_info.hpp"
 #include "../mpi_check.hpp"
 #include "../outcome.hpp"
+#include "../timeout.hpp"
 #include "mpidist/device.hpp"
 #include "mpidist/error.hpp"
 
@@ -77,34 +80,80 @@ std::shared_ptr<void> own(ncclComm_t comm, int device, cudaStream_t stream) {
   return std::make_shared<Communicator>(comm, device, stream);
 }
 
+// The bootstrap's MPI steps are bounded by the same deadline as NCCL's own initialization: a
+// rank that never starts the communicator leaves the others with an Error, not blocked in MPI.
+constexpr const char* kStarting = "every rank to start the NCCL communicator";
+
+// The buffers of those steps. After a timeout their requests stay posted (MPI cannot cancel a
+// collective) and a late rank may still complete them, so a failed bootstrap leaks them.
+struct Exchange {
+  int first_failed = 0;
+  GpuRecord mine;
+  std::vector<GpuRecord> all;
+  ncclUniqueId id{};
+};
+
+void agree_in_time(Group& group, const char* operation, const Deadline& deadline, std::exception_ptr local,
+                   int& first_failed) {
+  first_failed = local ? group.topology.rank : group.topology.size;
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPIDIST_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, &first_failed, 1, MPI_INT, MPI_MIN, group.control, &request));
+  wait_or_time_out(operation, deadline, request, kStarting);
+  // Everyone is here now, so the failing rank's message can travel by a plain agreement.
+  if (first_failed != group.topology.size) agree_on_outcome(group.control, operation, local);
+}
+
+// 4. Every rank joins, non-blocking: ncclCommInitRankConfig returns at once and the wait is ours,
+// so a rank whose NCCL never joins (a peer that stopped, a bootstrap that cannot connect) ends in
+// an Error at the deadline. ncclCommAbort is the only call NCCL allows on a communicator whose
+// initialization has not finished; it also releases the peers' half-made communicators.
+ncclComm_t join(Group& group, const char* operation, const Deadline& deadline, const ncclUniqueId& id) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclComm_t comm = nullptr;
+  const ncclResult_t started = ncclCommInitRankConfig(&comm, group.topology.size, id, group.topology.rank, &config);
+  if (started != ncclSuccess && started != ncclInProgress) {
+    if (comm != nullptr) ncclCommAbort(comm);
+    throw_nccl_error("ncclCommInitRankConfig", started, nullptr, __FILE__, __LINE__);
+  }
+  const ncclResult_t state = settle(comm, deadline);
+  if (state == ncclSuccess) return comm;
+  const std::string detail = describe(state, comm);  // before the abort frees what it refers to
+  ncclCommAbort(comm);
+  if (state == ncclInProgress)
+    deadline.time_out(operation, "every rank to join NCCL's initialization (ncclCommInitRankConfig)",
+                      "the NCCL communicator was aborted");
+  throw Error(group.name, operation, "NCCL's initialization (ncclCommInitRankConfig) failed: " + detail);
+}
+
 std::shared_ptr<void> create(Group& group, const char* operation) {
   const auto& t = group.topology;
-  // 1. Every rank picks its GPU and stream; a failure anywhere becomes an Error everywhere.
-  GpuRecord mine;
+  const Deadline deadline(operation, &group);
+  auto x = std::make_unique<Exchange>();
   cudaStream_t stream = nullptr;
-  agree_on_outcome(group.control, operation, capture([&] {
-                     mine = describe_my_gpu(operation);
-                     stream = make_stream(mine.device);
-                   }));
-  auto release_stream = [&] { if (stream != nullptr) cudaStreamDestroy(stream); };
   try {
+    // 1. Every rank picks its GPU and stream; a failure anywhere becomes an Error everywhere.
+    agree_in_time(group, operation, deadline, capture([&] {
+                    x->mine = describe_my_gpu(operation);
+                    stream = make_stream(x->mine.device);
+                  }), x->first_failed);
     // 2. No two ranks of the group may share a GPU.
-    std::vector<GpuRecord> all(static_cast<std::size_t>(t.size));
-    MPIDIST_MPI_CHECK(MPI_Allgather(&mine, sizeof(GpuRecord), MPI_BYTE, all.data(), sizeof(GpuRecord), MPI_BYTE,
-                                    group.control));
-    check_distinct_gpus(operation, all);
+    x->all.resize(static_cast<std::size_t>(t.size));
+    MPI_Request request = MPI_REQUEST_NULL;
+    MPIDIST_MPI_CHECK(MPI_Iallgather(&x->mine, sizeof(GpuRecord), MPI_BYTE, x->all.data(), sizeof(GpuRecord),
+                                     MPI_BYTE, group.control, &request));
+    wait_or_time_out(operation, deadline, request, kStarting);
+    check_distinct_gpus(operation, x->all);
     // 3. The group's rank 0 makes the id; MPI carries it (NCCL's bootstrap is ours to provide).
-    ncclUniqueId id{};
-    agree_on_outcome(group.control, operation, capture([&] {
-                       if (t.rank == 0) MPIDIST_NCCL_CHECK(ncclGetUniqueId(&id), nullptr);
-                     }));
-    MPIDIST_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, group.control));
-    // 4. All ranks join; ncclCommInitRank returns once every rank has.
-    ncclComm_t comm = nullptr;
-    MPIDIST_NCCL_CHECK(ncclCommInitRank(&comm, t.size, id, t.rank), nullptr);
-    return own(comm, mine.device, stream);
+    agree_in_time(group, operation, deadline, capture([&] {
+                    if (t.rank == 0) MPIDIST_NCCL_CHECK(ncclGetUniqueId(&x->id), nullptr);
+                  }), x->first_failed);
+    MPIDIST_MPI_CHECK(MPI_Ibcast(&x->id, sizeof x->id, MPI_BYTE, 0, group.control, &request));
+    wait_or_time_out(operation, deadline, request, kStarting);
+    return own(join(group, operation, deadline, x->id), x->mine.device, stream);
   } catch (...) {
-    release_stream();
+    if (stream != nullptr) cudaStreamDestroy(stream);
+    static_cast<void>(x.release());  // see Exchange
     throw;
   }
 }
@@ -114,14 +163,44 @@ std::shared_ptr<void> create(Group& group, const char* operation) {
 void throw_nccl_error(const char* call, ncclResult_t code, ncclComm_t comm, const char* file, int line) {
   std::string name(call);
   name = name.substr(0, name.find('('));
-  std::string detail = std::string(ncclGetErrorString(code)) + " (NCCL error " + std::to_string(static_cast<int>(code)) + ")";
+  throw Error(name, describe(code, comm) + " at " + file + ":" + std::to_string(line));
+}
+
+std::string describe(ncclResult_t code, ncclComm_t comm) {
+  std::string text = std::string(ncclGetErrorString(code)) + " (NCCL error " + std::to_string(static_cast<int>(code)) + ")";
   const char* last = ncclGetLastError(comm);
-  if (last != nullptr && *last != '\0') detail += ": " + std::string(last);
-  throw Error(name, detail + " at " + file + ":" + std::to_string(line));
+  if (last != nullptr && *last != '\0') text += ": " + std::string(last);
+  return text;
+}
+
+ncclResult_t settle(ncclComm_t comm, const Deadline& deadline) {
+  for (unsigned polls = 0;; ++polls) {
+    ncclResult_t state = ncclInProgress;
+    if (const ncclResult_t rc = ncclCommGetAsyncError(comm, &state); rc != ncclSuccess) return rc;
+    if (state != ncclInProgress) return state;
+    if (deadline.passed()) return ncclInProgress;
+    // NCCL's own threads do the work: after a few quick polls, leave them (and ranks sharing
+    // the cores) the CPU.
+    if (polls < 64) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+void abort_and_throw(Group& group, Communicator& comm, const char* operation, ncclResult_t code,
+                     const Deadline& deadline, const char* waiting_for) {
+  if (code == ncclInProgress) {
+    comm.abort(operation);
+    deadline.time_out(operation, waiting_for, "the NCCL communicator was aborted");
+  }
+  const std::string detail = "NCCL failed: " + describe(code, comm.get()) + "; the NCCL communicator was aborted";
+  comm.abort(operation);
+  group.broken = std::string(operation) + " " + detail;
+  throw Error(group.name, operation, detail + ". The communicator can no longer be used");
 }
 
 Communicator::~Communicator() {
-  if (comm_ != nullptr) ncclCommDestroy(comm_);
+  // ncclCommDestroy refuses a communicator with a call still in progress; only abort frees it.
+  if (comm_ != nullptr && ncclCommDestroy(comm_) != ncclSuccess) ncclCommAbort(comm_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
 
@@ -164,12 +243,22 @@ void split_device_communicator(Group& parent, Group* child, int color, int key) 
   if (usable == 0) return;
   cudaStream_t stream = child ? nccl::make_stream(comm->device()) : nullptr;
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;  // as every mpidist NCCL communicator: its calls are settled, never waited in
   ncclComm_t piece = nullptr;
-  const ncclResult_t rc =
-      ncclCommSplit(comm->get(), child ? color : NCCL_SPLIT_NOCOLOR, key, &piece, &config);
-  if (rc != ncclSuccess) {
+  const ncclResult_t rc = ncclCommSplit(comm->get(), child ? color : NCCL_SPLIT_NOCOLOR, key, &piece, &config);
+  if (rc != ncclSuccess && rc != ncclInProgress) {
     if (stream != nullptr) cudaStreamDestroy(stream);
     nccl::throw_nccl_error("ncclCommSplit", rc, comm->get(), __FILE__, __LINE__);
+  }
+  // On a non-blocking parent the split may finish in NCCL's thread, which fills in `piece` then;
+  // the child's own initialization must be complete before its first use.
+  const Deadline deadline("split", &parent);
+  ncclResult_t state = rc == ncclInProgress ? nccl::settle(comm->get(), deadline) : ncclSuccess;
+  if (state == ncclSuccess && piece != nullptr) state = nccl::settle(piece, deadline);
+  if (state != ncclSuccess) {
+    if (stream != nullptr) cudaStreamDestroy(stream);
+    if (piece != nullptr) ncclCommAbort(piece);
+    nccl::abort_and_throw(parent, *comm, "split", state, deadline, "every rank to split the NCCL communicator (ncclCommSplit)");
   }
   if (child != nullptr) child->nccl = nccl::own(piece, comm->device(), stream);
 #else

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "../group.hpp"
+#include "../timeout.hpp"
 
 namespace mpidist::detail::nccl {
 
@@ -42,9 +43,26 @@ class Communicator {
 };
 
 /// The group's communicator, created on first use (a collective over the group): GPU check, unique
-/// id from the group's rank 0 over its MPI control channel, cudaSetDevice, ncclCommInitRank.
-/// Throws Error if an earlier failure aborted it.
+/// id from the group's rank 0 over its MPI control channel, cudaSetDevice, then a non-blocking
+/// ncclCommInitRankConfig polled under the group's timeout (on expiry: ncclCommAbort, the group
+/// is broken, Error). Throws Error if an earlier failure aborted it.
 Communicator& communicator(Group& group, const char* operation);
+
+/// mpidist's NCCL communicators are non-blocking (config.blocking = 0): a call may return
+/// ncclInProgress, and until ncclCommGetAsyncError leaves ncclInProgress its work may not be
+/// queued yet and NCCL refuses further calls on the communicator. Polls until then and returns
+/// the state reached: ncclSuccess, NCCL's asynchronous error, or ncclInProgress once `deadline`
+/// passed (or the error of ncclCommGetAsyncError itself).
+ncclResult_t settle(ncclComm_t comm, const Deadline& deadline);
+
+/// "unhandled system error (NCCL error 2): <ncclGetLastError>", for messages.
+std::string describe(ncclResult_t code, ncclComm_t comm);
+
+/// After `operation` failed inside NCCL with `code`: aborts the communicator (its peers may be
+/// stuck in the same call, and only an abort releases them), marks the group broken and throws
+/// Error naming both. ncclInProgress means `deadline` passed: the timeout Error.
+[[noreturn]] void abort_and_throw(Group& group, Communicator& comm, const char* operation, ncclResult_t code,
+                                  const Deadline& deadline, const char* waiting_for);
 
 }  // namespace mpidist::detail::nccl
 

@@ -1,5 +1,6 @@
-// The NCCL path: device buffers, one NCCL call per collective, then (without a caller's stream) a
-// wait that polls the stream and NCCL's asynchronous error, bounded by MPIDIST_TIMEOUT.
+// The NCCL path: device buffers, one NCCL call per collective on a non-blocking communicator, the
+// launch settled, then (without a caller's stream) a wait that polls the stream and NCCL's
+// asynchronous error; both bounded by the group's timeout (set_timeout, else MPIDIST_TIMEOUT).
 #include <span>
 #include <string>
 #include <thread>
@@ -43,51 +44,57 @@ ncclRedOp_t reduction(ReduceOp op) {
   throw Error("nccl", "reduction '" + std::string(to_string(op)) + "' has no NCCL counterpart");
 }
 
-void enqueue(const Call& c, ncclComm_t comm, cudaStream_t stream) {
+// Hands one collective to NCCL. On mpidist's non-blocking communicators ncclInProgress means
+// "accepted, still being launched" (settled by the caller); anything else but success is an Error.
+ncclResult_t enqueue(const Call& c, ncclComm_t comm, cudaStream_t stream) {
   const ncclDataType_t type = datatype(c.dtype);
+  ncclResult_t rc = ncclSuccess;
+  const char* name = "";
   switch (c.kind) {
     case CollectiveKind::AllReduce:
-      MPIDIST_NCCL_CHECK(ncclAllReduce(c.in, c.out, c.count, type, reduction(c.op), comm, stream), comm);
-      return;
+      rc = ncclAllReduce(c.in, c.out, c.count, type, reduction(c.op), comm, stream), name = "ncclAllReduce";
+      break;
     case CollectiveKind::Broadcast:
-      MPIDIST_NCCL_CHECK(ncclBroadcast(c.in, c.out, c.count, type, c.root, comm, stream), comm);
-      return;
+      rc = ncclBroadcast(c.in, c.out, c.count, type, c.root, comm, stream), name = "ncclBroadcast";
+      break;
     case CollectiveKind::Reduce:
-      MPIDIST_NCCL_CHECK(ncclReduce(c.in, c.out, c.count, type, reduction(c.op), c.root, comm, stream), comm);
-      return;
+      rc = ncclReduce(c.in, c.out, c.count, type, reduction(c.op), c.root, comm, stream), name = "ncclReduce";
+      break;
     case CollectiveKind::AllGather:
-      MPIDIST_NCCL_CHECK(ncclAllGather(c.in, c.out, c.count, type, comm, stream), comm);
-      return;
+      rc = ncclAllGather(c.in, c.out, c.count, type, comm, stream), name = "ncclAllGather";
+      break;
     case CollectiveKind::ReduceScatter:
-      MPIDIST_NCCL_CHECK(ncclReduceScatter(c.in, c.out, c.count, type, reduction(c.op), comm, stream), comm);
-      return;
+      rc = ncclReduceScatter(c.in, c.out, c.count, type, reduction(c.op), comm, stream), name = "ncclReduceScatter";
+      break;
   }
+  if (rc != ncclSuccess && rc != ncclInProgress) throw_nccl_error(name, rc, comm, __FILE__, __LINE__);
+  return rc;
+}
+
+// Until a non-blocking call leaves ncclInProgress its work may not be on the stream yet (a stream
+// query would say "done" too early) and NCCL refuses the next call; on first use NCCL connects
+// to the peers here, so a peer that never calls can hold it: bounded like the wait below.
+void launched(const Call& call, Communicator& comm, ncclResult_t rc, const Deadline& deadline) {
+  if (rc != ncclInProgress) return;
+  const ncclResult_t state = settle(comm.get(), deadline);
+  if (state != ncclSuccess)
+    abort_and_throw(*call.group, comm, call.name, state, deadline, "NCCL to launch the collective");
 }
 
 // Waits for `stream` without blocking inside CUDA, so that a peer that never arrives, or an
 // asynchronous NCCL failure, ends in an Error instead of a hang. Either way the communicator is
-// aborted: its peers may be stuck in the same collective and only an abort releases them.
-void wait(const char* operation, Communicator& comm, cudaStream_t stream) {
-  const Deadline deadline(operation);
+// aborted (abort_and_throw): its peers may be stuck in the same collective.
+void wait(const Call& call, Communicator& comm, cudaStream_t stream, const Deadline& deadline) {
   for (;;) {
     const cudaError_t state = cudaStreamQuery(stream);
     if (state == cudaSuccess) return;
     if (state != cudaErrorNotReady) cuda::throw_cuda_error("cudaStreamQuery", state, __FILE__, __LINE__);
     ncclResult_t async = ncclSuccess;
     MPIDIST_NCCL_CHECK(ncclCommGetAsyncError(comm.get(), &async), comm.get());
-    if (async != ncclSuccess && async != ncclInProgress) {
-      std::string detail = std::string("NCCL failed while the collective ran: ") + ncclGetErrorString(async);
-      const char* last = ncclGetLastError(comm.get());
-      if (last != nullptr && *last != '\0') detail += ": " + std::string(last);
-      comm.abort(operation);
-      throw Error(operation, detail + "; the NCCL communicator was aborted");
-    }
-    if (deadline.passed()) {
-      comm.abort(operation);
-      throw Error(operation, "timed out after " + std::to_string(static_cast<int>(deadline.seconds())) +
-                                 " s waiting for the NCCL collective to finish (MPIDIST_TIMEOUT); a rank may have "
-                                 "stopped calling collectives. The NCCL communicator was aborted");
-    }
+    if (async != ncclSuccess && async != ncclInProgress)
+      abort_and_throw(*call.group, comm, call.name, async, deadline, "");
+    if (deadline.passed())
+      abort_and_throw(*call.group, comm, call.name, ncclInProgress, deadline, "the NCCL collective to finish");
     std::this_thread::yield();
   }
 }
@@ -98,26 +105,32 @@ void wait(const char* operation, Communicator& comm, cudaStream_t stream) {
 void run_nccl(const Call& call) {
   // The device was checked against this rank's before the ranks agreed (transports.cpp).
   auto& comm = nccl::communicator(*call.group, call.name);
+  const Deadline deadline(call.name, call.group);
   // Without a caller's stream: the group's non-blocking stream, then wait here until done.
   const cudaStream_t stream = call.stream ? call.stream : comm.stream();
-  nccl::enqueue(call, comm.get(), stream);
-  if (call.stream == nullptr) nccl::wait(call.name, comm, stream);
+  nccl::launched(call, comm, nccl::enqueue(call, comm.get(), stream), deadline);
+  if (call.stream == nullptr) nccl::wait(call, comm, stream, deadline);
 }
 
 void run_nccl_many(std::span<const Call> calls) {
   if (calls.empty()) return;
   const Call& first = calls.front();
   auto& comm = nccl::communicator(*first.group, first.name);
+  const Deadline deadline(first.name, first.group);
   const cudaStream_t stream = first.stream ? first.stream : comm.stream();
   MPIDIST_NCCL_CHECK(ncclGroupStart(), comm.get());
   try {
     for (const Call& call : calls) nccl::enqueue(call, comm.get(), stream);
   } catch (...) {
-    ncclGroupEnd();  // close the group; the first failure is the one to report
+    // Close the group (launching what it holds, which must settle before the next call); the
+    // first failure is the one to report.
+    if (ncclGroupEnd() == ncclInProgress) nccl::settle(comm.get(), deadline);
     throw;
   }
-  MPIDIST_NCCL_CHECK(ncclGroupEnd(), comm.get());
-  if (first.stream == nullptr) nccl::wait(first.name, comm, stream);
+  const ncclResult_t rc = ncclGroupEnd();
+  if (rc != ncclSuccess && rc != ncclInProgress) nccl::throw_nccl_error("ncclGroupEnd", rc, comm.get(), __FILE__, __LINE__);
+  nccl::launched(first, comm, rc, deadline);
+  if (first.stream == nullptr) nccl::wait(first, comm, stream, deadline);
 }
 
 }  // namespace mpidist::detail

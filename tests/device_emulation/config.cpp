@@ -64,6 +64,8 @@ const Config& config() {
     made.poison = env_flag("MPIDIST_EMU_POISON", true);
     made.allow_shared_device = env_flag("MPIDIST_EMU_ALLOW_SHARED_DEVICE", false);
     made.hang_seconds = static_cast<double>(env_integer("MPIDIST_EMU_HANG_SECONDS", 120, 0, 1 << 20));
+    made.init_stall_rank = static_cast<int>(env_integer("MPIDIST_EMU_NCCL_INIT_STALL", -1, -1, 1 << 24));
+    made.comm_blocking = static_cast<int>(env_integer("NCCL_COMM_BLOCKING", -1, -1, 1));
     return made;
   }();
   return c;

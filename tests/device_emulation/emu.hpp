@@ -29,6 +29,8 @@ struct Config {
   bool poison = true;                ///< MPIDIST_EMU_POISON=0 leaves fresh allocations zero
   bool allow_shared_device = false;  ///< MPIDIST_EMU_ALLOW_SHARED_DEVICE=1: NCCL accepts two ranks on one GPU
   double hang_seconds = 120;         ///< MPIDIST_EMU_HANG_SECONDS: a blocking wait longer than this aborts
+  int init_stall_rank = -1;          ///< MPIDIST_EMU_NCCL_INIT_STALL: this world rank's NCCL init never reaches its peers
+  int comm_blocking = -1;            ///< NCCL_COMM_BLOCKING (0 or 1) overrides config.blocking, as in NCCL; -1 unset
 };
 const Config& config();
 

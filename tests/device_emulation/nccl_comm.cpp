@@ -7,11 +7,13 @@
 // smaller one, called by its members only, meets at the id's file rendezvous (nccl_rendezvous.cpp)
 // and then creates its MPI communicator with MPI_Comm_create_group, collective over the members.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "nccl_internal.hpp"
 
@@ -45,8 +47,9 @@ std::string check_joiners(const std::vector<Joiner>& all, ncclResult_t* result) 
   *result = ncclInvalidArgument;
   for (const Joiner& j : all) {
     const std::string process = "process " + std::to_string(j.world_rank);
-    if (j.bad_arguments != 0)
-      return process + (j.bad_arguments == 1 ? " passed a null comm pointer" : " passed a config not set from NCCL_CONFIG_INITIALIZER");
+    if (j.bad_arguments == 1) return process + " passed a null comm pointer";
+    if (j.bad_arguments == 2) return process + " passed a config not set from NCCL_CONFIG_INITIALIZER";
+    if (j.bad_arguments == 3) return process + " passed a config.blocking other than 0 or 1";
     if (std::memcmp(j.id.internal, kIdMagic, sizeof kIdMagic) != 0)
       return process + " passed an id that ncclGetUniqueId did not produce (not broadcast?)";
     if (std::memcmp(&j.id, &all[0].id, sizeof j.id) != 0)
@@ -83,22 +86,6 @@ std::string check_joiners(const std::vector<Joiner>& all, ncclResult_t* result) 
   return "";
 }
 
-// A communicator spanning MPI_COMM_WORLD (nranks >= world size: a larger nranks is a mistake the
-// whole world should report): every process takes part, so the joiners are exchanged over MPI
-// itself, which also catches ids that were never broadcast. Returns the table by world rank.
-std::vector<Joiner> exchange_over_world(const Joiner& mine, MPI_Comm* scratch, const char* call) {
-  MPI_Request request = MPI_REQUEST_NULL;
-  const std::string what = std::string(call) + " with nranks " + std::to_string(mine.nranks) + " (the world size or more)";
-  MPI_Comm_idup(MPI_COMM_WORLD, scratch, &request);
-  wait_request(&request, what);
-  int world = 0;
-  MPI_Comm_size(*scratch, &world);
-  std::vector<Joiner> all(static_cast<std::size_t>(world));
-  MPI_Iallgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, *scratch, &request);
-  wait_request(&request, what);
-  return all;
-}
-
 // The members' MPI communicator over MPI_COMM_WORLD, collective over the members only, with the
 // world ranks ordered by NCCL rank so that MPI rank == NCCL rank.
 MPI_Comm members_communicator(const std::vector<Joiner>& all) {
@@ -116,16 +103,144 @@ MPI_Comm members_communicator(const std::vector<Joiner>& all) {
   return comm;
 }
 
-ncclResult_t init(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank, bool bad_config, const char* call) {
+}  // namespace
+
+// The joiners' exchange of one initialization, advanced one look at a time so that a
+// non-blocking init can return ncclInProgress in between. A communicator spanning
+// MPI_COMM_WORLD (nranks >= world size: a larger nranks is a mistake the whole world should
+// report) exchanges over MPI itself (MPI_Comm_idup, then MPI_Iallgather), which also catches
+// ids that were never broadcast; a smaller one meets at the id's rendezvous.
+struct PendingInit {
+  Joiner mine{};
+  std::string call;
+  bool whole_world = false;
+  bool stalled = false;  // MPIDIST_EMU_NCCL_INIT_STALL: this process never reaches the others
+  MPI_Comm scratch = MPI_COMM_NULL;
+  MPI_Request request = MPI_REQUEST_NULL;
+  bool gathering = false;  // whole world: the idup completed, the allgather is posted
+  std::string dir;         // the rendezvous
+  std::vector<Joiner> table;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+};
+
+namespace {
+
+// A whole-world exchange aborted before every process joined leaves its MPI_Comm_idup posted on
+// MPI_COMM_WORLD, where a late process's next idup will match it: the next whole-world exchange
+// of this process takes it over instead of posting another, so the counts stay matched.
+std::shared_ptr<PendingInit>& orphan() {
+  static auto* left = new std::shared_ptr<PendingInit>;  // never destroyed: MPI may still write into it
+  return *left;
+}
+
+void start_exchange(PendingInit& p) {
+  if (p.mine.world_rank == config().init_stall_rank) {
+    // As when NCCL's bootstrap cannot reach its root (a firewall, a wrong NCCL_SOCKET_IFNAME).
+    p.stalled = true;
+    diagnose(p.call + ": stalling on purpose (MPIDIST_EMU_NCCL_INIT_STALL): this process never reaches its peers");
+    return;
+  }
+  if (p.whole_world) {
+    if (p.request == MPI_REQUEST_NULL) MPI_Comm_idup(MPI_COMM_WORLD, &p.scratch, &p.request);
+  } else {
+    p.dir = rendezvous_join(p.mine, p.call.c_str());
+  }
+}
+
+// One look at the exchange; true once the table of every joiner is complete.
+bool poll_exchange(PendingInit& p) {
+  if (p.stalled) return false;
+  if (!p.whole_world) return rendezvous_poll(p.dir, p.mine, &p.table);
+  int done = 0;
+  MPI_Test(&p.request, &done, MPI_STATUS_IGNORE);
+  if (done == 0) return false;
+  if (p.gathering) return true;
+  int world = 0;
+  MPI_Comm_size(p.scratch, &world);
+  p.table.assign(static_cast<std::size_t>(world), Joiner{});
+  MPI_Iallgather(&p.mine, sizeof p.mine, MPI_BYTE, p.table.data(), sizeof p.mine, MPI_BYTE, p.scratch, &p.request);
+  p.gathering = true;
+  return false;
+}
+
+std::string waiting_text(const PendingInit& p, double waited) {
+  std::string text = p.call + " waited " + std::to_string(static_cast<int>(waited)) +
+                     " s (MPIDIST_EMU_HANG_SECONDS) for the " + std::to_string(p.mine.nranks) + " ranks of id " +
+                     id_token(p.mine.id);
+  if (p.stalled) return text + "; this process was told to stall (MPIDIST_EMU_NCCL_INIT_STALL)";
+  if (p.whole_world) return text + " (nranks is the world size or more): not every process called it";
+  return text + "; joined: " + rendezvous_arrivals(p.dir) + ". The others never called it with this id (was it sent to every member?)";
+}
+
+// A member whose peers never arrive must not hang the job, blocking or not.
+void give_up_if_hung(const PendingInit& p) {
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - p.start).count();
+  if (config().hang_seconds <= 0 || waited <= config().hang_seconds) return;
+  diagnose(waiting_text(p, waited));
+  std::abort();
+}
+
+// ncclCommAbort before the exchange completed: the rendezvous record is taken back; posted MPI
+// requests cannot be cancelled, so they are abandoned with their communicator.
+void withdraw(const std::shared_ptr<PendingInit>& p) {
+  if (!p->whole_world && !p->stalled) rendezvous_withdraw(p->dir, p->mine);
+  if (!p->whole_world || p->stalled) return;
+  if (!p->gathering && !orphan()) {
+    orphan() = p;
+    return;
+  }
+  // The posted allgather still reads `mine` and writes `table`: they must outlive it.
+  static auto* graveyard = new std::vector<std::shared_ptr<PendingInit>>;
+  graveyard->push_back(p);
+}
+
+// A new whole-world exchange: the orphaned one when there is one (its idup still pending).
+std::shared_ptr<PendingInit> whole_world_exchange() {
+  std::shared_ptr<PendingInit> p = std::move(orphan());
+  if (!p) return std::make_shared<PendingInit>();
+  p->table.clear();
+  p->start = std::chrono::steady_clock::now();
+  return p;
+}
+
+// The table is complete: every member applies the same checks, then builds its MPI communicators.
+ncclResult_t finish(PendingInit& p, ncclComm* comm) {
+  ncclResult_t result = ncclSuccess;
+  const std::string problem = check_joiners(p.table, &result);
+  if (!problem.empty()) {
+    if (p.scratch != MPI_COMM_NULL) MPI_Comm_free(&p.scratch);
+    return nccl_fail(result, p.call + ": " + problem);
+  }
+  if (p.whole_world) {
+    MPI_Comm_split(p.scratch, 0, p.mine.rank, &comm->mpi);
+    MPI_Comm_free(&p.scratch);
+  } else {
+    comm->mpi = members_communicator(p.table);
+  }
+  MPI_Comm_dup(comm->mpi, &comm->control);
+  return ncclSuccess;
+}
+
+// Blocking initialization, or (non-blocking) a handle whose ncclCommGetAsyncError says
+// ncclInProgress until every member joined. A local mistake (null comm pointer, bad config) is
+// exchanged blocking, so that every member fails with the same message instead of hanging.
+ncclResult_t init(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank, int bad_arguments, bool blocking,
+                  const char* call) {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   if (!initialized || finalized)
     return nccl_fail(ncclSystemError, std::string(call) + ": the emulation needs MPI to be initialized (it is its transport)");
   if (out != nullptr) *out = nullptr;
-  Joiner mine{};
+  int world = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  const bool whole_world = nranks >= world;
+  auto p = whole_world ? whole_world_exchange() : std::make_shared<PendingInit>();
+  p->call = call;
+  p->whole_world = whole_world;
+  Joiner& mine = p->mine;
   MPI_Comm_rank(MPI_COMM_WORLD, &mine.world_rank);
-  mine.bad_arguments = out == nullptr ? 1 : (bad_config ? 2 : 0);
+  mine.bad_arguments = out == nullptr ? 1 : bad_arguments;
   mine.id = id;
   mine.rank = rank;
   mine.nranks = nranks;
@@ -134,34 +249,41 @@ ncclResult_t init(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank,
   mine.uuid = device_uuid(mine.device);
   std::snprintf(mine.host, sizeof mine.host, "%s", host_identity().c_str());
 
-  int world = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &world);
-  const bool whole_world = nranks >= world;
   // Without the token there is no rendezvous to meet the others at: this process fails alone.
-  if (!whole_world && std::memcmp(id.internal, kIdMagic, sizeof kIdMagic) != 0)
+  if (!p->whole_world && std::memcmp(id.internal, kIdMagic, sizeof kIdMagic) != 0)
     return nccl_fail(ncclInvalidArgument, std::string(call) + ": process " + std::to_string(mine.world_rank) +
                                               " passed an id that ncclGetUniqueId did not produce (not broadcast?)");
-  MPI_Comm scratch = MPI_COMM_NULL;
-  const std::vector<Joiner> all = whole_world ? exchange_over_world(mine, &scratch, call) : rendezvous(mine, call);
-  ncclResult_t result = ncclSuccess;
-  const std::string problem = check_joiners(all, &result);
-  if (!problem.empty()) {
-    if (scratch != MPI_COMM_NULL) MPI_Comm_free(&scratch);
-    return nccl_fail(result, std::string(call) + ": " + problem);
-  }
   auto comm = std::make_unique<ncclComm>();
   comm->rank = rank;
   comm->nranks = nranks;
   comm->device = mine.device;
-  if (whole_world) {
-    MPI_Comm_split(scratch, 0, rank, &comm->mpi);
-    MPI_Comm_free(&scratch);
-  } else {
-    comm->mpi = members_communicator(all);
+  comm->blocking = blocking || mine.bad_arguments != 0;
+  start_exchange(*p);
+  if (!comm->blocking) {
+    comm->async = ncclInProgress;
+    comm->init = std::move(p);
+    *out = adopt(std::move(comm));
+    return ncclInProgress;
   }
-  MPI_Comm_dup(comm->mpi, &comm->control);
+  for (int polls = 0; !poll_exchange(*p); ++polls) {
+    give_up_if_hung(*p);
+    if (polls > 100) std::this_thread::sleep_for(std::chrono::microseconds(polls > 2000 ? 500 : 20));
+  }
+  if (const ncclResult_t r = finish(*p, comm.get()); r != ncclSuccess) return r;
   *out = adopt(std::move(comm));
   return ncclSuccess;
+}
+
+// ncclCommGetAsyncError's step of a non-blocking initialization.
+void progress_init(ncclComm* comm) {
+  PendingInit& p = *comm->init;
+  if (!poll_exchange(p)) {
+    give_up_if_hung(p);
+    return;
+  }
+  comm->async = finish(p, comm);
+  if (comm->async != ncclSuccess) comm->failure = g_last_error;
+  comm->init.reset();
 }
 
 const char* state_text(ncclComm::State state) {
@@ -194,7 +316,19 @@ ncclResult_t nccl_fail(ncclResult_t result, const std::string& message) {
   return result;
 }
 
-ncclResult_t check_comm(ncclComm_t comm, const char* call) { return check_known(comm, call, false); }
+ncclResult_t ensure_ready(ncclComm_t comm, const char* call) {
+  Lock hold(big_lock());
+  if (comm->async == ncclSuccess) return ncclSuccess;
+  if (comm->async == ncclInProgress)
+    return nccl_fail(ncclInvalidArgument, std::string(call) + ": Attempt to use communicator before the previous "
+                                              "operation returned ncclSuccess (poll ncclCommGetAsyncError until it does)");
+  return nccl_fail(comm->async, std::string(call) + ": the communicator's initialization failed: " + comm->failure);
+}
+
+ncclResult_t check_comm(ncclComm_t comm, const char* call) {
+  if (const ncclResult_t r = check_known(comm, call, false); r != ncclSuccess) return r;
+  return ensure_ready(comm, call);
+}
 
 ncclComm_t adopt(std::unique_ptr<ncclComm> comm) {
   Lock hold(big_lock());
@@ -227,14 +361,26 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId) {
 }
 
 ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
-  return init(comm, nranks, commId, rank, false, "ncclCommInitRank");
+  return init(comm, nranks, commId, rank, 0, config().comm_blocking != 0, "ncclCommInitRank");
 }
 
-// A non-blocking config is accepted; initialization completes before returning, which real NCCL
-// is also allowed to do (ncclCommGetAsyncError then reports ncclSuccess).
+// config.blocking = 0: returns ncclInProgress with a handle at once; ncclCommGetAsyncError
+// reports ncclInProgress until every member joined, and nothing else may use the handle before
+// (ncclCommAbort excepted). NCCL_COMM_BLOCKING overrides config.blocking, as in NCCL.
 ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config) {
-  const bool bad = config != nullptr && (config->magic != 0xcafebeef || config->size != sizeof(ncclConfig_t));
-  return init(comm, nranks, commId, rank, bad, "ncclCommInitRankConfig");
+  int bad = 0;
+  bool blocking = true;
+  if (config != nullptr) {
+    if (config->magic != 0xcafebeef || config->size != sizeof(ncclConfig_t)) {
+      bad = 2;
+    } else if (config->blocking != NCCL_CONFIG_UNDEF_INT && config->blocking != 0 && config->blocking != 1) {
+      bad = 3;
+    } else {
+      blocking = config->blocking != 0;
+    }
+  }
+  if (mpidist_emu::config().comm_blocking >= 0) blocking = mpidist_emu::config().comm_blocking != 0;
+  return init(comm, nranks, commId, rank, bad, blocking, "ncclCommInitRankConfig");
 }
 
 ncclResult_t ncclCommFinalize(ncclComm_t comm) {
@@ -248,6 +394,8 @@ ncclResult_t ncclCommFinalize(ncclComm_t comm) {
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   if (comm == nullptr) return ncclSuccess;  // as in NCCL
   if (const ncclResult_t r = check_known(comm, "ncclCommDestroy", true); r != ncclSuccess) return r;
+  // As in NCCL: a communicator still initializing, or whose initialization failed, only aborts.
+  if (const ncclResult_t r = ensure_ready(comm, "ncclCommDestroy"); r != ncclSuccess) return r;
   flush_operations(comm);
   Lock hold(big_lock());
   int finalized = 0;
@@ -263,8 +411,10 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
   if (const ncclResult_t r = check_known(comm, "ncclCommAbort", true); r != ncclSuccess) return r;
   Lock hold(big_lock());
   // MPI cannot cancel a posted collective: its request and staging memory are abandoned, and
-  // the MPI communicator is leaked rather than freed under it.
+  // the MPI communicator is leaked rather than freed under it. Likewise an initialization's.
   cancel_operations(comm);
+  if (comm->init) withdraw(comm->init);
+  comm->init.reset();
   comm->state = ncclComm::State::Aborted;
   return ncclSuccess;
 }
@@ -272,13 +422,18 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
 ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
   if (asyncError == nullptr) return nccl_fail(ncclInvalidArgument, "ncclCommGetAsyncError: asyncError is null");
   if (const ncclResult_t r = check_known(comm, "ncclCommGetAsyncError", true); r != ncclSuccess) return r;
-  *asyncError = ncclSuccess;
+  // Where NCCL's background threads would have progressed, the emulation does on each poll.
+  Lock hold(big_lock());
+  if (comm->init) progress_init(comm);
+  if (comm->launch) complete_launch(comm);
+  *asyncError = comm->async;
   return ncclSuccess;
 }
 
 ncclResult_t ncclCommCount(const ncclComm_t comm, int* count) {
   if (count == nullptr) return nccl_fail(ncclInvalidArgument, "ncclCommCount: count is null");
   if (const ncclResult_t r = check_known(comm, "ncclCommCount", true); r != ncclSuccess) return r;
+  if (const ncclResult_t r = ensure_ready(comm, "ncclCommCount"); r != ncclSuccess) return r;
   *count = comm->nranks;
   return ncclSuccess;
 }
@@ -286,6 +441,7 @@ ncclResult_t ncclCommCount(const ncclComm_t comm, int* count) {
 ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device) {
   if (device == nullptr) return nccl_fail(ncclInvalidArgument, "ncclCommCuDevice: device is null");
   if (const ncclResult_t r = check_known(comm, "ncclCommCuDevice", true); r != ncclSuccess) return r;
+  if (const ncclResult_t r = ensure_ready(comm, "ncclCommCuDevice"); r != ncclSuccess) return r;
   *device = comm->device;
   return ncclSuccess;
 }
@@ -293,6 +449,7 @@ ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device) {
 ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank) {
   if (rank == nullptr) return nccl_fail(ncclInvalidArgument, "ncclCommUserRank: rank is null");
   if (const ncclResult_t r = check_known(comm, "ncclCommUserRank", true); r != ncclSuccess) return r;
+  if (const ncclResult_t r = ensure_ready(comm, "ncclCommUserRank"); r != ncclSuccess) return r;
   *rank = comm->rank;
   return ncclSuccess;
 }

@@ -11,6 +11,11 @@
 
 #include "emu.hpp"
 
+namespace mpidist_emu {
+struct PendingInit;
+struct HeldLaunch;
+}  // namespace mpidist_emu
+
 /// The communicator behind ncclComm_t. Never freed: a destroyed or aborted one stays as a
 /// tombstone so that later use is reported instead of being undefined.
 struct ncclComm {
@@ -24,6 +29,15 @@ struct ncclComm {
   std::uint64_t queued = 0;   ///< operations handed out (sequence numbers)
   std::uint64_t started = 0;  ///< operations whose MPI request is posted, in sequence order
   bool abandoned_requests = false;
+  // Non-blocking mode (config.blocking = 0). `async` is what ncclCommGetAsyncError reports:
+  // ncclInProgress while the initialization (`init`) or a launch (`launch`) is pending, an error
+  // when the initialization failed (`failure` says why). Anything but ncclSuccess makes every
+  // other call on the communicator fail, as NCCL's ncclCommEnsureReady does.
+  bool blocking = true;
+  ncclResult_t async = ncclSuccess;
+  std::string failure;
+  std::shared_ptr<mpidist_emu::PendingInit> init;
+  std::shared_ptr<mpidist_emu::HeldLaunch> launch;
 };
 
 namespace mpidist_emu {
@@ -41,10 +55,18 @@ struct Joiner {
   char host[256];
 };
 
-/// The joiners of a communicator smaller than MPI_COMM_WORLD, ordered by world rank, found through
-/// files named after the id's token (nccl_rendezvous.cpp). Blocks until as many joiners as the
-/// smallest plausible nranks among them arrived; aborts after MPIDIST_EMU_HANG_SECONDS.
-std::vector<Joiner> rendezvous(const Joiner& mine, const char* call);
+// Where the joiners of a communicator smaller than MPI_COMM_WORLD meet: files named after the
+// id's token (nccl_rendezvous.cpp). Polled, so that a non-blocking init never blocks.
+
+/// Leaves this joiner's record at the id's rendezvous; returns the rendezvous directory.
+std::string rendezvous_join(const Joiner& mine, const char* call);
+/// One look: true once as many joiners as the smallest plausible nranks among them arrived, with
+/// `table` ordered by world rank (this joiner then signs out; the last one removes the directory).
+bool rendezvous_poll(const std::string& dir, const Joiner& mine, std::vector<Joiner>* table);
+/// Takes this joiner's record back (ncclCommAbort before the others arrived).
+void rendezvous_withdraw(const std::string& dir, const Joiner& mine);
+/// "process 0 (rank 0), process 2 (rank 1)": who has arrived so far, for diagnostics.
+std::string rendezvous_arrivals(const std::string& dir);
 /// The id's random part as hex, naming its rendezvous ("" for an id not made by ncclGetUniqueId).
 std::string id_token(const ncclUniqueId& id);
 /// MPI_Wait that gives up: after MPIDIST_EMU_HANG_SECONDS it prints `what` and aborts, as the
@@ -55,8 +77,13 @@ ncclComm_t adopt(std::unique_ptr<ncclComm> comm);
 
 /// Records `message` for ncclGetLastError, prints it, and returns `result`.
 ncclResult_t nccl_fail(ncclResult_t result, const std::string& message);
-/// Whether `comm` is a live communicator usable by `call` (else the error, with last-error text).
+/// Whether `comm` is a live communicator usable by `call` (else the error, with last-error text):
+/// known, not destroyed or aborted, and not busy (ensure_ready).
 ncclResult_t check_comm(ncclComm_t comm, const char* call);
+/// NCCL's ncclCommEnsureReady: ncclInvalidArgument while a non-blocking initialization or launch
+/// is pending ("Attempt to use communicator before the previous operation returned ncclSuccess"),
+/// the initialization's error after it failed, else ncclSuccess.
+ncclResult_t ensure_ready(ncclComm_t comm, const char* call);
 
 /// The arguments of one NCCL operation.
 struct OpArgs {
@@ -73,8 +100,11 @@ struct OpArgs {
 
 /// Validates and queues (or, inside a group, defers) one operation.
 ncclResult_t submit(ncclComm_t comm, const OpArgs& args, cudaStream_t stream);
-/// Cancels every queued operation of `comm` (ncclCommAbort).
+/// Cancels every queued operation of `comm` (ncclCommAbort), held launches included.
 void cancel_operations(ncclComm* comm);
+/// ncclCommGetAsyncError's progress on a non-blocking communicator: queues the operations whose
+/// launch is pending on it (they reach their streams only now, as NCCL's launch thread would).
+void complete_launch(ncclComm* comm);
 /// Blocks until every queued operation of `comm` has completed (ncclCommFinalize).
 void flush_operations(ncclComm* comm);
 

@@ -12,6 +12,10 @@
 //   4. Each later drive calls MPI_Test (cudaStreamQuery says cudaErrorNotReady until the peers
 //      arrive); on completion the result is written back to device memory.
 //   5. ncclCommAbort cancels queued operations; posted requests are abandoned, never waited on.
+// On a non-blocking communicator step 2 is deferred once more: the call (or ncclGroupEnd)
+// returns ncclInProgress and the work reaches its stream only when ncclCommGetAsyncError is
+// polled, as NCCL's launch thread would put it there "later". A stream synchronized before that
+// is empty, and its result stale, as on a GPU.
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -256,6 +260,16 @@ class NcclWork : public Work {
   std::vector<std::unique_ptr<Operation>> ops_;
 };
 
+}  // namespace
+
+/// Work that a non-blocking call handed to NCCL's (emulated) launch thread: it reaches its
+/// streams at the first ncclCommGetAsyncError on one of `comms` (complete_launch).
+struct HeldLaunch {
+  std::vector<std::pair<std::shared_ptr<Stream>, std::unique_ptr<NcclWork>>> units;
+};
+
+namespace {
+
 // Group state is per thread, as in NCCL.
 thread_local int t_group_depth = 0;
 struct Deferred {
@@ -310,8 +324,22 @@ ncclResult_t submit(ncclComm_t comm, const OpArgs& args, cudaStream_t handle) {
   }
   auto work = std::make_unique<NcclWork>();
   work->add(std::move(op));
+  if (!comm->blocking) {
+    comm->launch = std::make_shared<HeldLaunch>();
+    comm->launch->units.emplace_back(stream, std::move(work));
+    comm->async = ncclInProgress;
+    return ncclInProgress;
+  }
   enqueue(stream, std::move(work));
   return ncclSuccess;
+}
+
+void complete_launch(ncclComm* comm) {
+  const std::shared_ptr<HeldLaunch> launch = std::move(comm->launch);
+  for (auto& [stream, work] : launch->units) {
+    if (work) enqueue(stream, std::move(work));  // moved-from: another member of the group was polled first
+  }
+  comm->async = ncclSuccess;
 }
 
 void cancel_operations(ncclComm* comm) {
@@ -322,6 +350,13 @@ void cancel_operations(ncclComm* comm) {
     }
   }
   std::erase_if(t_deferred, [&](const Deferred& d) { return d.op->comm() == comm; });
+  if (comm->launch) {
+    // Never started: nothing to abandon, only to drop.
+    for (auto& unit : comm->launch->units) {
+      if (unit.second && unit.second->involves(comm)) unit.second.reset();
+    }
+    comm->launch.reset();
+  }
 }
 
 void flush_operations(ncclComm* comm) {
@@ -355,6 +390,18 @@ ncclResult_t ncclGroupEnd() {
   if (t_group_depth == 0) return nccl_fail(ncclInvalidUsage, "ncclGroupEnd: no matching ncclGroupStart");
   if (--t_group_depth > 0) return ncclSuccess;
   Lock hold(big_lock());
+  // As in NCCL, one group cannot mix blocking and non-blocking communicators.
+  std::vector<ncclComm*> nonblocking;
+  bool blocking = false;
+  for (const Deferred& d : t_deferred) {
+    ncclComm* c = d.op->comm();
+    if (c->blocking) blocking = true;
+    else if (std::find(nonblocking.begin(), nonblocking.end(), c) == nonblocking.end()) nonblocking.push_back(c);
+  }
+  if (blocking && !nonblocking.empty()) {
+    t_deferred.clear();
+    return nccl_fail(ncclInvalidArgument, "ncclGroupEnd: Blocking and nonblocking communicators are not allowed in the same group");
+  }
   // One unit of work per stream, keeping the order the operations were issued in.
   std::vector<std::pair<std::shared_ptr<Stream>, std::unique_ptr<NcclWork>>> units;
   for (Deferred& d : t_deferred) {
@@ -366,6 +413,15 @@ ncclResult_t ncclGroupEnd() {
     it->second->add(std::move(d.op));
   }
   t_deferred.clear();
+  if (!nonblocking.empty()) {
+    auto launch = std::make_shared<HeldLaunch>();
+    launch->units = std::move(units);
+    for (ncclComm* c : nonblocking) {
+      c->launch = launch;
+      c->async = ncclInProgress;
+    }
+    return ncclInProgress;
+  }
   for (auto& [stream, work] : units) enqueue(stream, std::move(work));
   return ncclSuccess;
 }

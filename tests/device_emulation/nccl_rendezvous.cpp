@@ -11,6 +11,8 @@
 //      could be right (1..world size): with one member passing a wrong nranks, every member still
 //      stops at the same table and fails the same check instead of waiting forever.
 //   4. Each then writes done-<world rank>; whoever sees every member done removes the directory.
+// Each step is one look (rendezvous_poll), so a non-blocking ncclCommInitRankConfig can return
+// ncclInProgress between looks; ncclCommAbort takes its record back (rendezvous_withdraw).
 // The rendezvous needs the processes to share the directory (one machine, as in CI).
 #include <dirent.h>
 #include <fcntl.h>
@@ -110,33 +112,31 @@ std::string id_token(const ncclUniqueId& id) {
   return text;
 }
 
-std::vector<Joiner> rendezvous(const Joiner& mine, const char* call) {
-  int world = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &world);
+std::string rendezvous_join(const Joiner& mine, const char* call) {
   const std::string dir = base_directory() + "/mpidist-emu-nccl-" + id_token(mine.id);
   mkdir(dir.c_str(), 0700);  // EEXIST: another joiner was first
   if (!write_file(dir, "rec-" + std::to_string(mine.world_rank), &mine, sizeof mine)) {
     diagnose(std::string(call) + ": cannot write the rendezvous record in " + dir + ": " + std::strerror(errno));
     std::abort();  // the peers could not learn of this failure: aborting beats their hanging
   }
-  const auto start = std::chrono::steady_clock::now();
-  for (int polls = 0;; ++polls) {
-    const std::vector<Joiner> table = read_records(dir);
-    if (static_cast<int>(table.size()) >= target(table, world)) {
-      leave(dir, mine, table.size());
-      return table;
-    }
-    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (config().hang_seconds > 0 && waited > config().hang_seconds) {
-      diagnose(std::string(call) + " waited " + std::to_string(static_cast<int>(waited)) +
-               " s (MPIDIST_EMU_HANG_SECONDS) for the " + std::to_string(mine.nranks) + " ranks of id " +
-               id_token(mine.id) + "; joined: " + arrivals(table) +
-               ". The others never called it with this id (was it sent to every member?)");
-      std::abort();
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(polls < 100 ? 200 : 2000));
-  }
+  return dir;
 }
+
+bool rendezvous_poll(const std::string& dir, const Joiner& mine, std::vector<Joiner>* table) {
+  int world = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  *table = read_records(dir);
+  if (static_cast<int>(table->size()) < target(*table, world)) return false;
+  leave(dir, mine, table->size());
+  return true;
+}
+
+void rendezvous_withdraw(const std::string& dir, const Joiner& mine) {
+  unlink((dir + "/rec-" + std::to_string(mine.world_rank)).c_str());
+  rmdir(dir.c_str());  // only succeeds when nobody else is left in it
+}
+
+std::string rendezvous_arrivals(const std::string& dir) { return arrivals(read_records(dir)); }
 
 void wait_request(MPI_Request* request, const std::string& what) {
   const auto start = std::chrono::steady_clock::now();

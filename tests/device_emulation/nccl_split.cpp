@@ -22,7 +22,7 @@ struct Choice {
 const char* problem_text(int problem) {
   switch (problem) {
     case 1: return "passed a null newcomm pointer";
-    case 2: return "passed a config not set from NCCL_CONFIG_INITIALIZER";
+    case 2: return "passed a config not set from NCCL_CONFIG_INITIALIZER (or a config.blocking other than 0 or 1)";
     default: return "passed a negative color other than NCCL_SPLIT_NOCOLOR";
   }
 }
@@ -38,7 +38,9 @@ extern "C" ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclC
   Choice mine{color, key, 0};
   if (newcomm == nullptr) {
     mine.problem = 1;
-  } else if (config != nullptr && (config->magic != 0xcafebeef || config->size != sizeof(ncclConfig_t))) {
+  } else if (config != nullptr && (config->magic != 0xcafebeef || config->size != sizeof(ncclConfig_t) ||
+                                    (config->blocking != NCCL_CONFIG_UNDEF_INT && config->blocking != 0 &&
+                                     config->blocking != 1))) {
     mine.problem = 2;
   } else if (color < 0 && color != NCCL_SPLIT_NOCOLOR) {
     mine.problem = 3;
@@ -59,6 +61,10 @@ extern "C" ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclC
   MPI_Comm_rank(members, &child->rank);
   MPI_Comm_size(members, &child->nranks);
   child->device = comm->device;
+  // As in NCCL: without a config the child inherits the parent's mode; NCCL_COMM_BLOCKING wins.
+  // The split itself completes before returning, which NCCL may also do in non-blocking mode.
+  child->blocking = config == nullptr ? comm->blocking : config->blocking != 0;
+  if (mpidist_emu::config().comm_blocking >= 0) child->blocking = mpidist_emu::config().comm_blocking != 0;
   MPI_Comm_dup(members, &child->control);
   *newcomm = adopt(std::move(child));
   return ncclSuccess;

@@ -5,7 +5,9 @@
 #include <mpi.h>
 #include <nccl.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "mpidist/mpidist.hpp"
 
@@ -25,6 +27,23 @@ inline ncclComm_t make_comm() {
   ncclComm_t comm = nullptr;
   const ncclResult_t r = ncclCommInitRank(&comm, mpidist::world_size(), shared_id(), mpidist::rank());
   return r == ncclSuccess ? comm : nullptr;
+}
+
+/// A config for a non-blocking communicator (calls may return ncclInProgress).
+inline ncclConfig_t nonblocking_config() {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  return config;
+}
+
+/// Polls ncclCommGetAsyncError until the state leaves ncclInProgress (at most about 20 s).
+inline ncclResult_t settle(ncclComm_t comm) {
+  ncclResult_t state = ncclInProgress;
+  for (int poll = 0; poll < 200000 && state == ncclInProgress; ++poll) {
+    if (ncclCommGetAsyncError(comm, &state) != ncclSuccess) return ncclSystemError;
+    if (poll > 100) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return state;
 }
 
 inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }

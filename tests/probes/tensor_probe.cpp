@@ -1,6 +1,10 @@
 // A small job for test_collectives_device: device collectives that must fail in a controlled way
 // (a rank that never joins, two ranks on one GPU). Prints "PROBE rank R: ..." lines.
 //   tensor_probe timeout    the last rank skips the second all_reduce; the others must get an Error
+//   tensor_probe first-call the last rank computes for 40 s instead of its first device all_reduce
+//                           (which creates the NCCL communicator); with MPIDIST_EMU_NCCL_INIT_STALL
+//                           it calls, but its NCCL never reaches the others. Every rank that waits
+//                           must get an Error; the job then ends non-zero at finalize
 //   tensor_probe duplicate  run with every rank on one GPU; every rank must get the Error
 //   tensor_probe mixed      some ranks see a GPU, some do not; rank 1 passes a wrong count to a
 //                           host all_reduce: every rank must get the Error (the job agreed to check)
@@ -46,6 +50,25 @@ int timeout_probe() {
   _exit(0);
 }
 
+int first_call_probe() {
+  mpidist_test::TestBuffer<float> buffer(std::vector<float>(1024, 1.0f));
+  const bool skips = mpidist::rank() == mpidist::world_size() - 1 && std::getenv("MPIDIST_EMU_NCCL_INIT_STALL") == nullptr;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    if (skips) std::this_thread::sleep_for(std::chrono::seconds(40));
+    else mpidist::all_reduce(buffer.view());
+    say("first all_reduce returned without an error");
+  } catch (const mpidist::Error& e) {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    char took[32];
+    std::snprintf(took, sizeof took, "%.1f", seconds);
+    say(std::string("caught after ") + took + " s: " + e.what());
+    // The first rank to finalize ends the job: leave the others the moment to print theirs.
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  return 0;  // finalize() sees the timeout and ends the job (MPI_Abort), the sleeping rank included
+}
+
 int duplicate_probe() {
   try {
     mpidist_test::TestBuffer<float> buffer(std::vector<float>(16, 1.0f));
@@ -78,8 +101,9 @@ int main(int argc, char** argv) {
   mpidist::Environment env(argc, argv);
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "timeout") return timeout_probe();
+  if (mode == "first-call") return first_call_probe();
   if (mode == "duplicate") return duplicate_probe();
   if (mode == "mixed") return mixed_probe();
-  std::fprintf(stderr, "usage: tensor_probe timeout|duplicate|mixed\n");
+  std::fprintf(stderr, "usage: tensor_probe timeout|first-call|duplicate|mixed\n");
   return 2;
 }
