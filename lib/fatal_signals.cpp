@@ -68,7 +68,11 @@ void on_fatal(int signal, siginfo_t* info, void* context) {
   // The first fatal signal reports; a second one (a crash while reporting) goes straight through.
   if (g_handling.fetch_add(1) == 0) {
     Context* ctx = context_if_initialized();
-    if (ctx != nullptr && ctx->recorder && !ctx->recorder->record().header.reported.load()) say_what_was_in_flight(*ctx, signal);
+    if (ctx != nullptr && ctx->recorder) {
+      // The watchdog reported and may be writing its dump as the launcher's SIGTERM arrives: let it finish.
+      if (ctx->recorder->record().header.reported.load()) ctx->recorder->await_dump();
+      else say_what_was_in_flight(*ctx, signal);
+    }
   }
   const auto& previous = g_previous[index_of(signal)];
   if ((previous.sa_flags & SA_SIGINFO) && previous.sa_sigaction != nullptr) {

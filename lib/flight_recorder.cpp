@@ -1,6 +1,8 @@
 #include "flight_recorder.hpp"
 
 #include <fcntl.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -216,8 +218,35 @@ std::string FlightRecorder::comm_name(std::uint64_t key) const {
   return text;
 }
 
+namespace {
+long this_tid() noexcept { return static_cast<long>(::syscall(SYS_gettid)); }  // async-signal-safe
+}  // namespace
+
+void FlightRecorder::await_dump() const noexcept {
+  // 3 s in steps of 10 ms; never for our own thread's dump (a signal taken while writing it).
+  const long writer = writer_.load(std::memory_order_acquire);
+  if (writer == 0 || writer == this_tid()) return;
+  for (int i = 0; i < 300 && writer_.load(std::memory_order_acquire) != 0; ++i) {
+    timespec step{0, 10'000'000};
+    ::nanosleep(&step, nullptr);
+  }
+}
+
 bool FlightRecorder::dump(const char* reason, const char* message) noexcept {
   if (path_.empty()) return false;
+  // The watchdog thread and a signal handler may both dump; they share the temporary file.
+  long idle = 0;
+  if (!writer_.compare_exchange_strong(idle, this_tid(), std::memory_order_acq_rel)) {
+    await_dump();
+    return writer_.load(std::memory_order_acquire) == 0 && last_dump_ok_.load() != 0;
+  }
+  const bool ok = write_dump(reason, message);
+  last_dump_ok_.store(ok ? 1 : 0);
+  writer_.store(0, std::memory_order_release);
+  return ok;
+}
+
+bool FlightRecorder::write_dump(const char* reason, const char* message) noexcept {
   const int fd = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return false;
   const auto& h = mine_->header;

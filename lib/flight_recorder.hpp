@@ -4,6 +4,7 @@
 // watchdog expiry, a fatal signal, SIGTERM, SIGUSR1 or an escaping Error. Internal.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -58,8 +59,13 @@ class FlightRecorder {
   void end(std::uint64_t id, CallState state, int slot, std::uint64_t seq, std::uint64_t hash) noexcept;
 
   /// Writes mpidist-trace-rank<r>.json into the trace directory (no-op without one). Uses no heap,
-  /// so it may run in a signal handler. Returns false when nothing was written.
+  /// so it may run in a signal handler. One writer at a time: a caller that finds another thread
+  /// writing waits (at most a few seconds) for that file instead. Returns false when nothing was
+  /// written.
   bool dump(const char* reason, const char* message) noexcept;
+  /// Waits (bounded) while another thread writes a dump: a fatal signal that arrives while the
+  /// watchdog dumps lets the file be finished before the process dies.
+  void await_dump() const noexcept;
   /// "<dir>/mpidist-trace-rank<r>.json", or "" without MPIDIST_TRACE_DIR.
   const std::string& dump_path() const noexcept { return path_; }
 
@@ -71,6 +77,8 @@ class FlightRecorder {
   RankRecord& record() noexcept { return *mine_; }
 
  private:
+  bool write_dump(const char* reason, const char* message) noexcept;
+
   RankRecord* mine_;
   int world_size_;
   std::string path_;
@@ -78,6 +86,8 @@ class FlightRecorder {
   std::vector<CommDescriptor> comms_;  // reserved up front: a signal handler may walk it
   std::mutex comms_mutex_;             // creation and release (not the hot path, not the dump)
   std::vector<char> buffer_;           // the dump is formatted here, then written in pieces
+  std::atomic<long> writer_{0};        // the thread (tid) writing a dump, 0 when none
+  std::atomic<int> last_dump_ok_{0};
 };
 
 /// "1024 float32 sum", "16 int32 root 0", "std::map<...>": the shape of a call for reports.
