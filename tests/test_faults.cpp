@@ -31,7 +31,10 @@ std::string probe() {
 // Runs `scenario` at `ranks` with extra environment `env` ("A=1 B=2"), bounded by `limit` seconds.
 Job run_probe(int ranks, const std::string& scenario, const std::string& env, int limit = 60) {
   const auto start = std::chrono::steady_clock::now();
-  const auto result = run_command("env " + env + " " + mpiexec_prefix(ranks) + probe() + " " + scenario, limit);
+  // Validation off unless a case asks for it: the sanitizer run sets MPIDIST_VALIDATE=1 for the whole
+  // suite, and the per-call agreement would report a missing rank before the watchdog these cases test.
+  const auto result =
+      run_command("env MPIDIST_VALIDATE=0 " + env + " " + mpiexec_prefix(ranks) + probe() + " " + scenario, limit);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return Job{result.exit_code, result.output, seconds};
 }
