@@ -85,7 +85,8 @@ std::shared_ptr<void> own(ncclComm_t comm, int device, cudaStream_t stream) {
 constexpr const char* kStarting = "every rank to start the NCCL communicator";
 
 // The buffers of those steps. After a timeout their requests stay posted (MPI cannot cancel a
-// collective) and a late rank may still complete them, so a failed bootstrap leaks them.
+// collective) and a late rank may still complete them, so a failed bootstrap keeps them until
+// finalize() (which, after a timeout, ends the job instead of finalizing MPI).
 struct Exchange {
   int first_failed = 0;
   GpuRecord mine;
@@ -153,7 +154,7 @@ std::shared_ptr<void> create(Group& group, const char* operation) {
     return own(join(group, operation, deadline, x->id), x->mine.device, stream);
   } catch (...) {
     if (stream != nullptr) cudaStreamDestroy(stream);
-    static_cast<void>(x.release());  // see Exchange
+    at_finalize([kept = std::shared_ptr<Exchange>(std::move(x))] {});  // see Exchange
     throw;
   }
 }
