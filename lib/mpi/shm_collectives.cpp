@@ -81,8 +81,8 @@ class Sources {
     if (n > static_cast<int>(inline_.size())) heap_.resize(static_cast<std::size_t>(n));
   }
   const void** data() { return heap_.empty() ? inline_.data() : heap_.data(); }
-  void fill(const Segment& seg, std::uint64_t step, std::size_t offset) {
-    for (int r = 0; r < n_; ++r) data()[r] = seg.half(r, step) + offset;
+  void fill(const Segment& seg, std::uint64_t step, std::size_t offset, bool in_line = false) {
+    for (int r = 0; r < n_; ++r) data()[r] = (in_line ? seg.line_data(r, step) : seg.half(r, step)) + offset;
   }
 
  private:
@@ -111,12 +111,14 @@ std::pair<std::size_t, std::size_t> slice(std::size_t n, int ranks, int r, std::
 void one_shot(Segment& seg, const char* operation, const Layout& layout, const Reduction& red) {
   const std::size_t bytes = layout.bytes();
   const std::uint64_t step = seg.begin_step(operation);
-  layout.gather(0, bytes, seg.half(seg.rank(), step));
+  // A few words ride in the control line with the flag: one cache-line transfer per reader.
+  const bool in_line = bytes <= Segment::inline_bytes;
+  layout.gather(0, bytes, in_line ? seg.line_data(seg.rank(), step) : seg.half(seg.rank(), step));
   seg.post(Segment::posted(step));
   seg.wait(Segment::posted(step), operation);
   Sources sources(seg.size());
   layout.visit(0, bytes, [&](const Piece& p, std::size_t at, std::size_t done, std::size_t n) {
-    sources.fill(seg, step, done);
+    sources.fill(seg, step, done, in_line);
     void* out = static_cast<std::byte*>(p.out) + at;
     reduce(out, sources.data(), seg.size(), n / red.element, red.dtype, red.op);
     if (red.divisor > 0) mpi::divide(out, n / red.element, red.dtype, red.divisor);

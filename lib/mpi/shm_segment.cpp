@@ -14,8 +14,9 @@
 namespace mpidist::detail::shm {
 namespace {
 
-// Each rank's part: its flag alone on a page (no false sharing with the data), then two halves.
-constexpr std::size_t flag_bytes = 4096;
+// Each rank's part: its control lines alone on a page (no false sharing with the data), then two
+// halves.
+constexpr std::size_t control_bytes = 4096;
 
 void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -40,7 +41,7 @@ Segment::Segment(MPI_Comm local, const char* operation) {
   // Each rank's part on its own pages, which the rank touches first (NUMA-local on big nodes).
   MPI_Info_set(info, "alloc_shared_noncontig", "true");
   void* base = nullptr;
-  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(flag_bytes + 2 * half_bytes), 1, info, local, &base,
+  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(control_bytes + 2 * half_bytes), 1, info, local, &base,
                                          &window_);
   MPI_Info_free(&info);
   if (rc != MPI_SUCCESS)
@@ -53,13 +54,14 @@ Segment::Segment(MPI_Comm local, const char* operation) {
       int unit = 0;
       void* part = nullptr;
       MPIDIST_MPI_CHECK(MPI_Win_shared_query(window_, r, &bytes, &unit, &part));
-      flags_.push_back(static_cast<std::uint64_t*>(part));
-      data_.push_back(static_cast<std::byte*>(part) + flag_bytes);
+      control_.push_back(static_cast<std::byte*>(part));
+      data_.push_back(static_cast<std::byte*>(part) + control_bytes);
     }
     // A passive-target epoch for the whole life of the segment: loads and stores are then legal
     // MPI-3 shared-memory accesses; the atomics order them.
     MPIDIST_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_));
-    flag(rank_).store(0, std::memory_order_release);
+    flag(rank_, posted(0)).store(0, std::memory_order_release);
+    flag(rank_, posted(1)).store(0, std::memory_order_release);
     MPIDIST_MPI_CHECK(MPI_Barrier(local));  // every flag is 0 before anyone waits on it
   } catch (...) {
     MPI_Win_free(&window_);
@@ -82,10 +84,18 @@ std::uint64_t Segment::begin_step(const char* operation) {
   return step;
 }
 
+// The rank's progress is the larger of its lines; the line of `value`'s step decides in the usual
+// case, the other one when the rank skipped that value (a step that posts posted(s) only, seen
+// by a wait for finished(s)) and went on to the next step.
+bool Segment::rank_reached(int rank, std::uint64_t value) const noexcept {
+  if (flag(rank, value).load(std::memory_order_acquire) >= value) return true;
+  return flag(rank, value + 2).load(std::memory_order_acquire) >= value;
+}
+
 bool Segment::reached(std::uint64_t value, int only) const noexcept {
-  if (only >= 0) return flag(only).load(std::memory_order_acquire) >= value;
+  if (only >= 0) return rank_reached(only, value);
   for (int r = 0; r < size_; ++r)
-    if (r != rank_ && flag(r).load(std::memory_order_acquire) < value) return false;
+    if (r != rank_ && !rank_reached(r, value)) return false;
   return true;
 }
 
