@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -24,10 +25,19 @@ void cpu_relax() noexcept {
 #endif
 }
 
-int usable_cpus() noexcept {
+// CPUs the node's ranks may run on together: the union of their affinity masks. Per rank the
+// mask says nothing about sharing: mpiexec binds 2 ranks to a core each (one CPU apiece, no
+// sharing) and leaves 4 ranks on 2 cores unbound (two CPUs apiece, shared). Collective.
+int cpus_of_node_ranks(MPI_Comm local) {
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return static_cast<int>(std::thread::hardware_concurrency());
+  if (sched_getaffinity(0, sizeof(set), &set) != 0)
+    for (unsigned c = 0; c < std::thread::hardware_concurrency() && c < CPU_SETSIZE; ++c) CPU_SET(c, &set);
+  constexpr int words = sizeof(cpu_set_t) / sizeof(unsigned long);
+  unsigned long mask[words];
+  std::memcpy(mask, &set, sizeof(mask));
+  MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, mask, words, MPI_UNSIGNED_LONG, MPI_BOR, local));
+  std::memcpy(&set, mask, sizeof(mask));
   return CPU_COUNT(&set);
 }
 
@@ -62,12 +72,14 @@ Segment::Segment(MPI_Comm local, const char* operation) {
     MPIDIST_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_));
     flag(rank_, posted(0)).store(0, std::memory_order_release);
     flag(rank_, posted(1)).store(0, std::memory_order_release);
+    // With a core each, a peer we wait for is running: spin (~150 µs) before giving the core
+    // away. With more ranks than cores it may need ours: yield soon.
+    spins_ = size_ > cpus_of_node_ranks(local) ? 64 : 4000;
     MPIDIST_MPI_CHECK(MPI_Barrier(local));  // every flag is 0 before anyone waits on it
   } catch (...) {
     MPI_Win_free(&window_);
     throw;
   }
-  spins_ = size_ > usable_cpus() ? 64 : 4000;
 }
 
 Segment::~Segment() {
