@@ -23,9 +23,9 @@ namespace {
 // Where auto takes the segment, measured against Open MPI with mpidist-bench on the reference
 // machine (benchmarks/results/shm.md): every size from 4 B to 256 MiB at 2 and 4 ranks, except
 // at 2 ranks, where Open MPI's reduce and all-gather are one message each way, which the
-// segment's copy in and copy out no longer beat for large buffers (reduce 256 MiB: 129 ms against
-// 122 ms; all_gather 64 MiB: 20.1 ms against 19.9 ms). Bytes of the whole buffer.
-constexpr std::size_t reduce_two_ranks_limit = std::size_t{64} << 20;
+// segment's copy in and copy out no longer beat for large buffers (reduce 64 MiB: 0.79 in one run,
+// 1.14 in the next, 256 MiB: 1.06; all_gather 64 MiB: 1.01). Bytes of the whole buffer.
+constexpr std::size_t reduce_two_ranks_limit = std::size_t{16} << 20;
 constexpr std::size_t all_gather_two_ranks_limit = std::size_t{32} << 20;
 // Messages up to this size reduce one-shot at the root.
 constexpr std::size_t one_shot_limit = 16 * 1024;
