@@ -2,12 +2,15 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <thread>
 
+#include "../context.hpp"
 #include "../group.hpp"
+#include "../progress_board.hpp"
 #include "../mpi_check.hpp"
 #include "../timeout.hpp"
 #include "mpidist/error.hpp"
@@ -75,7 +78,11 @@ Segment::Segment(MPI_Comm local, const char* operation) {
     // With a core each, a peer we wait for is running: spin (~150 µs) before giving the core
     // away. With more ranks than cores it is likely waiting for ours: every poll spent is a
     // delay (64 polls cost 2.6 µs of a 34 µs all-reduce at 4 ranks on 2 cores), so yield at once.
-    spins_ = size_ > cpus_of_node_ranks(local) ? 1 : 4000;
+    // The host's ranks count, not only this segment's: simulated nodes (MPIDIST_RANKS_PER_NODE)
+    // and other groups share the cores too.
+    const Context* ctx = context_if_initialized();
+    const int host_ranks = ctx != nullptr && ctx->board ? static_cast<int>(ctx->board->host_ranks().size()) : size_;
+    spins_ = std::max(size_, host_ranks) > cpus_of_node_ranks(local) ? 1 : 4000;
     MPIDIST_MPI_CHECK(MPI_Barrier(local));  // every flag is 0 before anyone waits on it
   } catch (...) {
     MPI_Win_free(&window_);
