@@ -22,27 +22,11 @@ namespace mpidist {
 namespace detail {
 namespace {
 
-// The one entry point of every public collective.
-void collective(Group& group, CollectiveKind kind, const char* name, const BufferView& in, const BufferView& out,
-                ReduceOp op, int root, Stream stream) {
-  // Inside a MainProcessContext only this rank runs: a group of one, whatever the communicator.
-  const bool alone = MainProcessContext::depth() > 0;
-  Call call{kind, name, in.data(), out.data(), 0, in.dtype(), op, root, stream, &group,
-            alone ? 1 : group.topology.size, alone ? 0 : group.topology.rank, in.device()};
-  // Numbered, fingerprinted and watched (call_scope.hpp); a local call is no collective.
-  std::optional<CallScope> scope;
-  if (!alone) {
-    const bool rooted = kind == CollectiveKind::Broadcast || kind == CollectiveKind::Reduce;
-    const bool reducing = kind == CollectiveKind::AllReduce || kind == CollectiveKind::ReduceScatter ||
-                          kind == CollectiveKind::Reduce;
-    scope.emplace(group, Fingerprint{name, kind == CollectiveKind::ReduceScatter ? out.count() : in.count(), in.bytes(),
-                                     static_cast<int>(in.dtype()), rooted ? root : -1,
-                                     reducing ? static_cast<int>(op) : -1, nullptr, 0, false});
-  }
+// The checks, the ranks' agreement and the transport; `call` as the caller described it.
+void check_and_run(Group& group, Call& call, const BufferView& in, const BufferView& out) {
   const Transport* transport = nullptr;
   const auto local = capture([&] {
-    check_local_arguments(kind, name, in, out, op, call.size, call.rank, root);
-    call.count = kind == CollectiveKind::ReduceScatter ? out.count() : in.count();
+    check_local_arguments(call.kind, call.name, in, out, call.op, call.size, call.rank, call.root);
     // Non-root ranks of reduce may pass no output; NCCL then gets the input, which it never writes.
     if (call.out == nullptr) call.out = in.data();
     transport = &choose_transport(call);
@@ -52,6 +36,34 @@ void collective(Group& group, CollectiveKind kind, const char* name, const Buffe
     agree_on_call(call, transport, local);
     if (call.count > 0) transport->run(call);
   });
+}
+
+// The one entry point of every public collective.
+void collective(Group& group, CollectiveKind kind, const char* name, const BufferView& in, const BufferView& out,
+                ReduceOp op, int root, Stream stream) {
+  const std::size_t count = kind == CollectiveKind::ReduceScatter ? out.count() : in.count();
+  // Inside a MainProcessContext only this rank runs: a group of one, whatever the communicator.
+  if (MainProcessContext::depth() > 0) {
+    Call call{kind, name, in.data(), out.data(), count, in.dtype(), op, root, stream, &group, 1, 0, in.device()};
+    return check_and_run(group, call, in, out);  // a local call is no collective: not numbered
+  }
+  Call call{kind, name, in.data(), out.data(), count, in.dtype(), op, root, stream, &group,
+            group.topology.size, group.topology.rank, in.device()};
+  // Numbered, fingerprinted and watched (call_scope.hpp). Finished by hand rather than by a
+  // CallScope: its std::uncaught_exceptions() costs two thread-local lookups a call.
+  const bool rooted = kind == CollectiveKind::Broadcast || kind == CollectiveKind::Reduce;
+  const bool reducing = kind == CollectiveKind::AllReduce || kind == CollectiveKind::ReduceScatter ||
+                        kind == CollectiveKind::Reduce;
+  const CallTicket ticket = start_call(group, Fingerprint{name, count, in.bytes(), static_cast<int>(in.dtype()),
+                                                          rooted ? root : -1, reducing ? static_cast<int>(op) : -1,
+                                                          nullptr, 0, false});
+  try {
+    check_and_run(group, call, in, out);
+  } catch (...) {
+    finish_call(ticket, true);
+    throw;
+  }
+  finish_call(ticket, false);
 }
 
 void collective(const Communicator& comm, CollectiveKind kind, const char* name, const BufferView& in,

@@ -14,7 +14,8 @@ namespace {
 
 // speechbrain keeps this counter global; per thread it is exact: "am I inside main-only code" is
 // a property of a thread's control flow, and another thread's collectives must not turn local.
-thread_local int t_main_process_depth = 0;
+// initial-exec: every collective reads it; one instruction instead of a __tls_get_addr call.
+[[gnu::tls_model("initial-exec")]] thread_local int t_main_process_depth = 0;
 
 }  // namespace
 

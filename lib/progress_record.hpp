@@ -28,7 +28,7 @@ struct TraceEntry {
   std::uint64_t count = 0;
   std::uint64_t bytes = 0;
   std::uint64_t hash = 0;      // the communicator's running fingerprint hash after this call
-  std::int64_t start_ns = 0;   // steady clock: CLOCK_MONOTONIC, shared by the processes of a host
+  std::int64_t start_ns = 0;   // CLOCK_MONOTONIC (shared by a host's processes), read coarsely: 1-4 ms ticks
   std::atomic<std::int64_t> end_ns{0};
   std::atomic<CallState> state{CallState::Empty};
   std::int32_t dtype = -1;     // DataType, -1 for calls without one

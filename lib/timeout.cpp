@@ -10,6 +10,7 @@
 #include "mpi_check.hpp"
 #include "mpidist/error.hpp"
 #include "settings.hpp"
+#include "watchdog.hpp"
 
 namespace mpidist::detail {
 
@@ -28,12 +29,14 @@ void Deadline::time_out(const char* operation, const char* what, const char* aft
   std::string why = std::string("timed out after ") + limit + " s waiting for " + what +
                     " (MPIDIST_TIMEOUT); a rank may have stopped calling collectives or died";
   if (aftermath != nullptr) why += std::string("; ") + aftermath;
+  // The watchdog's account of who is missing: a caught timeout names them as an uncaught one would.
+  const std::string text = why + ". The communicator can no longer be used" + describe_wait_in_flight();
   if (Context* ctx = context_if_initialized()) ctx->timed_out.store(true);
   if (group_ != nullptr) {
     group_->broken = operation + std::string(" ") + why;
-    throw Error(group_->name, operation, why + ". The communicator can no longer be used");
+    throw Error(group_->name, operation, text);
   }
-  throw Error(operation, why + ". The communicator can no longer be used");
+  throw Error(operation, text);
 }
 
 void throw_timed_out(const char* operation, const Deadline& deadline, const char* what) {

@@ -37,9 +37,8 @@ bool process_gone(std::uint64_t pid) noexcept {
   return pid != 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }
 
-// This rank's own record of call `seq` on `key`, if still in its ring.
-EntrySnapshot find_call(FlightRecorder& recorder, std::uint64_t key, std::uint64_t seq) {
-  const RankRecord& record = recorder.record();
+// A rank's record of call `seq` on `key`, if still in its ring.
+EntrySnapshot find_call(const RankRecord& record, std::uint64_t key, std::uint64_t seq) {
   const auto recorded = record.header.recorded.load(std::memory_order_acquire);
   const auto capacity = record.header.capacity;
   for (auto id = recorded; id >= oldest_held(recorded, capacity) && id > 0; --id) {
@@ -56,6 +55,17 @@ std::string join(const std::vector<int>& ranks) {
 }
 
 }  // namespace
+
+std::string describe_wait_in_flight() {
+  const Context* ctx = context_if_initialized();
+  if (ctx == nullptr || !ctx->recorder || !ctx->board) return "";
+  const RankRecord& mine = ctx->recorder->record();
+  const auto call = read_entry(mine, mine.header.current.load(std::memory_order_acquire));
+  if (!call.valid || call.state != CallState::Started) return "";
+  const std::int64_t now = steady_now_ns();
+  return "\n  " + describe_entry(*ctx, call) + " has waited " + seconds(now - call.start_ns) + "\n" +
+         describe_absent_ranks(*ctx, call, now);
+}
 
 std::int64_t steady_now_ns() noexcept {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -95,8 +105,11 @@ std::string describe_absent_ranks(const Context& ctx, const EntrySnapshot& call,
     const std::uint64_t started = progress ? progress->started.load(std::memory_order_acquire) : 0;
     if (progress != nullptr && started >= call.seq) {
       waiting.push_back(rank);
-      // In the same call, but called differently: the mismatch is the story, not the wait.
-      const auto theirs = read_entry(*peer, peer->header.current.load(std::memory_order_acquire));
+      // In the same call, but called differently: the mismatch is the story, not the wait. A rank
+      // past it (its shared-memory side completed) shows it in its ring.
+      auto theirs = read_entry(*peer, peer->header.current.load(std::memory_order_acquire));
+      if (!theirs.valid || theirs.comm_key != call.comm_key || theirs.seq != call.seq)
+        theirs = find_call(*peer, call.comm_key, call.seq);
       if (theirs.valid && theirs.comm_key == call.comm_key && theirs.seq == call.seq &&
           describe_call(theirs) != describe_call(call))
         mismatched += "  rank " + std::to_string(rank) + " called it as " + describe_call(theirs) + " (this rank: " +
@@ -110,7 +123,7 @@ std::string describe_absent_ranks(const Context& ctx, const EntrySnapshot& call,
     line += ", pid " + std::to_string(h.pid.load()) + " on " + h.host + ": ";
     if (progress != nullptr && started + 1 < call.seq) {
       // It stopped earlier on this communicator: name the first call it missed, from this rank's ring.
-      const auto missed = find_call(*ctx.recorder, call.comm_key, started + 1);
+      const auto missed = find_call(ctx.recorder->record(), call.comm_key, started + 1);
       line += "finished " + std::to_string(started) + " calls on " + comm->name + "; it never joined " +
               (missed.valid ? describe_entry(ctx, missed) : "#" + std::to_string(started + 1)) + ". ";
     }

@@ -62,6 +62,10 @@ std::string describe_entry(const Context& ctx, const EntrySnapshot& call);
 /// `key`, both described; empty when their rings do not show it.
 std::string first_difference(const Context& ctx, std::uint64_t key, const RankRecord& mine, const RankRecord& peer);
 
+/// For a timeout Error: this rank's call in flight and who has not reached it (as the watchdog
+/// reports it), on lines after a newline; "" when no call is in flight.
+std::string describe_wait_in_flight();
+
 std::int64_t steady_now_ns() noexcept;
 
 }  // namespace mpidist::detail

@@ -4,6 +4,7 @@
 // to shm, to mpi and on auto, at 1-4 ranks and on simulated nodes (tests/meson.build).
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -104,11 +105,10 @@ std::vector<T> reference(const Communicator& comm, const std::vector<T>& in, Red
   return out;
 }
 
-// `got` against the reference, and bitwise the same as rank 0's. (One assertion per buffer, not
-// per element: gtest's per-call cost would dominate the multi-MiB cases.)
+// `got` against the reference (integers exactly, floats within rounding). (One assertion per
+// buffer, not per element: gtest's per-call cost would dominate the multi-MiB cases.)
 template <class T>
-void expect_matches(const Communicator& comm, const std::vector<T>& got, const std::vector<T>& want,
-                    const std::string& what) {
+void expect_close(const std::vector<T>& got, const std::vector<T>& want, const std::string& what) {
   const double tolerance = is_half<T> ? 2e-2 : std::is_same_v<T, float> ? 1e-5 : 1e-12;
   std::size_t i = 0;
   for (; i < got.size(); ++i) {
@@ -121,6 +121,13 @@ void expect_matches(const Communicator& comm, const std::vector<T>& got, const s
   }
   if (i < got.size())
     FAIL() << what << " at " << i << ": " << as_double(got[i]) << " vs " << as_double(want[i]);
+}
+
+// `got` against the reference, and bitwise the same as rank 0's.
+template <class T>
+void expect_matches(const Communicator& comm, const std::vector<T>& got, const std::vector<T>& want,
+                    const std::string& what) {
+  expect_close(got, want, what);
   std::vector<T> first(got);
   MPI_Bcast(first.data(), static_cast<int>(first.size() * sizeof(T)), MPI_BYTE, 0, comm.native());
   ASSERT_TRUE(got.empty() || std::memcmp(first.data(), got.data(), got.size() * sizeof(T)) == 0) << what << ": ranks differ";
@@ -139,11 +146,12 @@ void check_all_reduce(const Communicator& comm, std::size_t count, ReduceOp op, 
   expect_matches(comm, out, reference(comm, in, op), what);
 }
 
-// Element counts one below, at and one above every byte threshold of the shm path (1 KiB: auto's
-// crossover; 16 KiB: the one-shot limit; 256 KiB: a segment half, the chunk) and beyond the segment.
+// Element counts one below, at and one above every byte threshold of the shm path (56 B: the
+// payload of a control line; 16 KiB: the one-shot limit; 256 KiB: a segment half, the chunk) and
+// beyond the segment.
 std::vector<std::size_t> counts_for(std::size_t element, bool large) {
   std::vector<std::size_t> counts{0, 1, 3, 31};
-  std::vector<std::size_t> edges{1024, 16 * 1024};
+  std::vector<std::size_t> edges{56, 16 * 1024};
   if (large) edges = {256 << 10, 1 << 20};
   for (const std::size_t edge : edges)
     for (const long d : {-1L, 0L, 1L}) counts.push_back(static_cast<std::size_t>(static_cast<long>(edge / element) + d));
@@ -207,6 +215,160 @@ TEST_F(Shm, SplitGroupsUseTheirSegmentsAtOnce) {
     check_all_reduce<std::int32_t>(world, 300001, ReduceOp::Sum, true);
     check_all_reduce<std::int32_t>(half, 4099, ReduceOp::Max, true);
     check_all_reduce<double>(world, 17, ReduceOp::Avg, true);
+  }
+}
+
+// broadcast, reduce, reduce_scatter and all_gather through the segment, against MPI on the same
+// inputs: sizes 0, 1, odd, around every threshold (a control line's 56 B, the one-shot 16 KiB, a
+// half's 256 KiB per rank and per piece) and past the whole segment; roots other than 0.
+std::vector<std::size_t> other_counts(std::size_t element, int ranks) {
+  std::vector<std::size_t> counts{0, 1, 3, 31, 7001};
+  const auto n = static_cast<std::size_t>(ranks);
+  for (const std::size_t edge : {std::size_t{56}, std::size_t{56} / n, std::size_t{16} << 10, std::size_t{256} << 10,
+                                 (std::size_t{256} << 10) / n})
+    for (const long d : {-1L, 0L, 1L})
+      if (static_cast<long>(edge / element) + d >= 0) counts.push_back(static_cast<std::size_t>(static_cast<long>(edge / element) + d));
+  counts.push_back((std::size_t{3} << 20) / element + 5);  // more than the segment
+  return counts;
+}
+
+std::vector<int> roots_of(const Communicator& comm) {
+  std::vector<int> roots{0, comm.size() - 1};
+  if (comm.size() > 2) roots.push_back(1);
+  return roots;
+}
+
+template <class T>
+std::vector<T> inputs(const Communicator& comm, std::size_t count, ReduceOp op, std::size_t salt = 0) {
+  std::vector<T> in(count);
+  for (std::size_t i = 0; i < count; ++i) in[i] = input<T>(comm.rank(), i + salt, op);
+  return in;
+}
+
+template <class T>
+void check_broadcast(const Communicator& comm, std::size_t count, int root) {
+  std::vector<T> got = inputs<T>(comm, count, ReduceOp::Sum, 5);
+  std::vector<T> want(got);
+  MPI_Bcast(want.data(), static_cast<int>(count * sizeof(T)), MPI_BYTE, root, comm.native());
+  mpidist::broadcast(comm, std::span(got), root);
+  ASSERT_EQ(std::memcmp(got.data(), want.data(), count * sizeof(T)), 0)
+      << "broadcast count " << count << " root " << root << " on " << comm.name();
+}
+
+template <class T>
+void check_reduce(const Communicator& comm, std::size_t count, ReduceOp op, int root, bool in_place) {
+  const std::vector<T> in = inputs<T>(comm, count, op);
+  const std::vector<T> want = reference(comm, in, op);
+  std::vector<T> out = in;
+  const bool is_root = comm.rank() == root;
+  if (in_place) mpidist::reduce(comm, std::span(out), std::span(out), op, root);
+  else if (is_root) mpidist::reduce(comm, std::span(in), std::span(out), op, root);
+  else mpidist::reduce(comm, BufferView(std::span(in)), BufferView(nullptr, 0, mpidist::dtype_v<T>), op, root);
+  const std::string what = "reduce " + std::string(mpidist::to_string(mpidist::dtype_v<T>)) + " " +
+                           std::string(mpidist::to_string(op)) + " count " + std::to_string(count) + " root " +
+                           std::to_string(root) + (in_place ? " in place" : "") + " on " + comm.name();
+  if (is_root) expect_close(out, want, what);
+  else ASSERT_EQ(std::memcmp(out.data(), in.data(), count * sizeof(T)), 0) << what << ": a non-root buffer changed";
+}
+
+template <class T>
+void check_reduce_scatter(const Communicator& comm, std::size_t block, ReduceOp op) {
+  const auto n = static_cast<std::size_t>(comm.size());
+  const std::vector<T> in = inputs<T>(comm, block * n, op, 3);
+  const std::vector<T> all = reference(comm, in, op);
+  const std::vector<T> want(all.begin() + static_cast<long>(block * static_cast<std::size_t>(comm.rank())),
+                            all.begin() + static_cast<long>(block * static_cast<std::size_t>(comm.rank() + 1)));
+  std::vector<T> out(block);
+  mpidist::reduce_scatter(comm, std::span(in), std::span(out), op);
+  const std::string what = "reduce_scatter " + std::string(mpidist::to_string(mpidist::dtype_v<T>)) + " " +
+                           std::string(mpidist::to_string(op)) + " block " + std::to_string(block) + " on " + comm.name();
+  expect_close(out, want, what);
+  // In place (out is this rank's block of in), as nccl-tests lays it out.
+  std::vector<T> buffer = in;
+  mpidist::reduce_scatter(comm, std::span(buffer),
+                          std::span(buffer).subspan(block * static_cast<std::size_t>(comm.rank()), block), op);
+  for (std::size_t i = 0; i < block; ++i)
+    ASSERT_EQ(std::memcmp(&buffer[block * static_cast<std::size_t>(comm.rank()) + i], &out[i], sizeof(T)), 0)
+        << what << " in place at " << i;
+}
+
+template <class T>
+void check_all_gather(const Communicator& comm, std::size_t block) {
+  const auto n = static_cast<std::size_t>(comm.size());
+  const std::vector<T> in = inputs<T>(comm, block, ReduceOp::Sum, 9);
+  std::vector<T> want(block * n), out(block * n);
+  MPI_Allgather(in.data(), static_cast<int>(block * sizeof(T)), MPI_BYTE, want.data(), static_cast<int>(block * sizeof(T)),
+                MPI_BYTE, comm.native());
+  mpidist::all_gather(comm, std::span(in), std::span(out));
+  ASSERT_EQ(std::memcmp(out.data(), want.data(), out.size() * sizeof(T)), 0)
+      << "all_gather block " << block << " on " << comm.name();
+  std::vector<T> buffer(block * n);
+  std::copy(in.begin(), in.end(), buffer.begin() + static_cast<long>(block * static_cast<std::size_t>(comm.rank())));
+  mpidist::all_gather(comm, std::span(buffer).subspan(block * static_cast<std::size_t>(comm.rank()), block), std::span(buffer));
+  ASSERT_EQ(std::memcmp(buffer.data(), want.data(), buffer.size() * sizeof(T)), 0)
+      << "all_gather in place block " << block << " on " << comm.name();
+}
+
+template <class T>
+void sweep_others(const Communicator& comm, std::initializer_list<ReduceOp> ops) {
+  for (const std::size_t count : other_counts(sizeof(T), comm.size())) {
+    for (const int root : roots_of(comm)) {
+      check_broadcast<T>(comm, count, root);
+      for (const ReduceOp op : ops) check_reduce<T>(comm, count, op, root, root == comm.size() - 1);
+    }
+    // The largest counts as the whole input: past the segment without a 4x larger buffer.
+    const std::size_t block = count >= (std::size_t{1} << 16) ? count / static_cast<std::size_t>(comm.size()) : count;
+    for (const ReduceOp op : ops) check_reduce_scatter<T>(comm, block, op);
+    check_all_gather<T>(comm, count);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+TEST_F(Shm, OtherCollectivesAgainstMpi) {
+  const Communicator world = mpidist::world();
+  sweep_others<float>(world, {ReduceOp::Sum, ReduceOp::Avg});
+  sweep_others<std::int32_t>(world, {ReduceOp::Max, ReduceOp::Sum});
+  sweep_others<std::uint8_t>(world, {ReduceOp::Min});
+  sweep_others<double>(world, {ReduceOp::Product});
+  sweep_others<mpidist::bfloat16>(world, {ReduceOp::Sum});
+}
+
+// Small counts of every type and op, where the data ride in the control lines.
+TEST_F(Shm, OtherCollectivesEveryTypeAndOpSmall) {
+  const Communicator world = mpidist::world();
+  auto each = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (const std::size_t count : {std::size_t{1}, std::size_t{5}, 56 / sizeof(T), 56 / sizeof(T) + 1}) {
+      for (const ReduceOp op : all_ops) {
+        check_reduce<T>(world, count, op, world.size() - 1, false);
+        check_reduce_scatter<T>(world, count, op);
+      }
+      check_all_gather<T>(world, count);
+      check_broadcast<T>(world, count, world.size() - 1);
+    }
+  };
+  each(std::type_identity<mpidist::float16>{});
+  each(std::type_identity<mpidist::bfloat16>{});
+  each(std::type_identity<float>{});
+  each(std::type_identity<double>{});
+  each(std::type_identity<std::int8_t>{});
+  each(std::type_identity<std::uint8_t>{});
+  each(std::type_identity<std::int32_t>{});
+  each(std::type_identity<std::int64_t>{});
+  each(std::type_identity<std::uint32_t>{});
+  each(std::type_identity<std::uint64_t>{});
+}
+
+// Two groups at once, each through its own segment, interleaved with the world's.
+TEST_F(Shm, OtherCollectivesOnSplitGroups) {
+  const Communicator world = mpidist::world();
+  const Communicator half = world.split(world.rank() % 2);
+  for (int round = 0; round < 2; ++round) {
+    check_reduce_scatter<float>(half, 70001, ReduceOp::Sum);
+    check_all_gather<std::int32_t>(world, 9001);
+    check_broadcast<double>(half, 40001, half.size() - 1);
+    check_reduce<std::int64_t>(world, 50001, ReduceOp::Sum, world.size() - 1, false);
+    check_all_gather<float>(half, 3);
   }
 }
 

@@ -1,4 +1,4 @@
-// All-reduce through the node's shared-memory segment (shm_segment.hpp), and the hierarchical
+// Host collectives through the node's shared-memory segment (shm_segment.hpp), and the hierarchical
 // all-reduce built on it for groups spanning several nodes. Internal.
 #pragma once
 
@@ -17,12 +17,13 @@ struct Piece {
   std::size_t bytes;
 };
 
-/// True when `call` is a host all_reduce that the shared-memory path should take on a group whose
-/// ranks all share one node (`one_node`), or that spans several nodes (!one_node): forced by
-/// MPIDIST_HOST_ALLREDUCE=shm, or above the measured crossover under auto.
+/// True when `call` is a host collective that the shared-memory path should take on a group whose
+/// ranks all share one node (`one_node`: all_reduce, broadcast, reduce, reduce_scatter,
+/// all_gather), or an all_reduce on a group that spans several nodes (!one_node): forced by
+/// MPIDIST_HOST_ALLREDUCE=shm, or where it measured faster than MPI under auto.
 bool accepts(const Call& call, bool one_node);
 
-/// Runs `call` (a host all_reduce on a group on one node) through the segment.
+/// Runs `call` (a host collective on a group on one node) through the segment.
 void run_one_node(const Call& call);
 /// Runs `call` (a host all_reduce on a group spanning nodes): reduce to each node's leader in
 /// shared memory, MPI all-reduce across the leaders, broadcast from the leader in shared memory.

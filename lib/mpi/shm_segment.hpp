@@ -1,15 +1,20 @@
 // The shared-memory segment of a group's ranks on one node (MPI_Win_allocate_shared on
 // Group::local), made at the group's first shared-memory collective and kept until the group is
-// released. Each rank owns a flag and two data halves that every rank of the node can read.
+// released. Each rank owns two control lines and two data halves that every rank of the node can
+// read.
 //
 // Protocol. Every collective on the segment is a series of steps, numbered alike on every rank
-// (all ranks of the node run the same collectives in the same order). Step s uses half s % 2 and
-// two flag values, posted(s) = 2s+1 and finished(s) = 2s+2; a rank's flag only grows. Rules:
+// (all ranks of the node run the same collectives in the same order). Step s uses half s % 2,
+// control line s % 2 and two flag values, posted(s) = 2s+1 and finished(s) = 2s+2. A rank's flag
+// for step s lives in its line s % 2 (its progress is the larger of its two lines; each only
+// grows). Rules:
 //   1. A rank posts posted(s) only after it finished everything of step s-1, reads included.
-//   2. Before writing into its half at step s, a rank waits until every flag is >= posted(s-1),
-//      so no rank still reads that half from step s-2.
+//   2. Before writing into its half or line at step s, a rank waits until every rank's progress
+//      is >= posted(s-1), so no rank still reads them from step s-2.
 // Stores go with release and waits load with acquire, so data written before a post is visible
-// after the wait that sees it. Internal.
+// after the wait that sees it. A control line is one cache line: its flag, then `inline_bytes`
+// of payload, so a small message and the flag that announces it travel as one cache-line
+// transfer to each reader instead of two. Internal.
 #pragma once
 
 #include <mpi.h>
@@ -29,6 +34,8 @@ class Segment {
  public:
   /// Bytes of one data half per rank: the unit of the chunked path.
   static constexpr std::size_t half_bytes = std::size_t{256} << 10;
+  /// Payload bytes in a control line, beside its flag.
+  static constexpr std::size_t inline_bytes = 56;
 
   /// Collective over `local`.
   Segment(MPI_Comm local, const char* operation);
@@ -46,24 +53,37 @@ class Segment {
   std::byte* half(int rank, std::uint64_t step) const noexcept {
     return data_[static_cast<std::size_t>(rank)] + (step % 2) * half_bytes;
   }
+  /// The `inline_bytes` payload of `rank`'s control line for `step` (8-byte aligned).
+  std::byte* line_data(int rank, std::uint64_t step) const noexcept { return line(rank, step) + sizeof(std::uint64_t); }
 
   static constexpr std::uint64_t posted(std::uint64_t step) noexcept { return 2 * step + 1; }
   static constexpr std::uint64_t finished(std::uint64_t step) noexcept { return 2 * step + 2; }
 
   /// Publishes `value` on this rank's flag (release).
-  void post(std::uint64_t value) noexcept { flag(rank_).store(value, std::memory_order_release); }
+  void post(std::uint64_t value) noexcept { flag(rank_, value).store(value, std::memory_order_release); }
   /// Waits until every rank's flag (or only rank `only`'s, when >= 0) is >= value (acquire).
   /// Spins briefly, then yields, then sleeps; past MPIDIST_TIMEOUT throws Error(operation).
   void wait(std::uint64_t value, const char* operation, int only = -1);
 
  private:
-  std::atomic_ref<std::uint64_t> flag(int rank) const noexcept { return std::atomic_ref<std::uint64_t>(*flags_[static_cast<std::size_t>(rank)]); }
+  static std::uint64_t step_of(std::uint64_t value) noexcept { return (value - 1) / 2; }
+  std::byte* line(int rank, std::uint64_t step) const noexcept {
+    return control_[static_cast<std::size_t>(rank)] + (step % 2) * line_stride;
+  }
+  // The flag of `rank` that carries `value` (that of its step's line).
+  std::atomic_ref<std::uint64_t> flag(int rank, std::uint64_t value) const noexcept {
+    return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(line(rank, step_of(value))));
+  }
+  bool rank_reached(int rank, std::uint64_t value) const noexcept;
   bool reached(std::uint64_t value, int only) const noexcept;
+
+  // The two lines 128 bytes apart: the adjacent-line prefetcher pulls lines in pairs.
+  static constexpr std::size_t line_stride = 128;
 
   MPI_Win window_ = MPI_WIN_NULL;
   int rank_ = 0;
   int size_ = 1;
-  std::vector<std::uint64_t*> flags_;
+  std::vector<std::byte*> control_;   // each rank's control lines
   std::vector<std::byte*> data_;
   std::uint64_t next_step_ = 0;
   std::uint64_t everyone_reached_ = 0;  // a value every flag is known to have reached

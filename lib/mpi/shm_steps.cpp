@@ -1,0 +1,70 @@
+#include "shm_steps.hpp"
+
+#include "host_collectives.hpp"
+#include "shm_reduce.hpp"
+
+namespace mpidist::detail::shm {
+
+Reduction reduction_of(DataType dtype, ReduceOp op, int divisor) {
+  const bool avg = op == ReduceOp::Avg;
+  return {dtype, avg ? ReduceOp::Sum : op, avg ? divisor : 0, size_of(dtype)};
+}
+
+std::uint64_t reduce_chunk(Segment& seg, const char* operation, const Layout& layout, const Reduction& red,
+                           std::size_t first, std::size_t bytes) {
+  const std::uint64_t step = seg.begin_step(operation);
+  std::byte* mine = seg.half(seg.rank(), step);
+  layout.gather(first, bytes, mine);
+  seg.post(Segment::posted(step));
+  seg.wait(Segment::posted(step), operation);
+  const auto [lo, hi] = slice(bytes / red.element, seg.size(), seg.rank(), red.element);
+  if (hi > lo) {
+    Sources sources(seg.size());
+    sources.fill(seg, step, lo * red.element);
+    reduce(mine + lo * red.element, sources.data(), seg.size(), hi - lo, red.dtype, red.op);
+    if (red.divisor > 0) mpi::divide(mine + lo * red.element, hi - lo, red.dtype, red.divisor);
+  }
+  seg.post(Segment::finished(step));
+  return step;
+}
+
+void copy_out_chunk(const Segment& seg, const Layout& layout, const Reduction& red, std::uint64_t step,
+                    std::size_t first, std::size_t bytes) {
+  for (int r = 0; r < seg.size(); ++r) {
+    const auto [lo, hi] = slice(bytes / red.element, seg.size(), r, red.element);
+    if (hi > lo) layout.scatter(first + lo * red.element, (hi - lo) * red.element, seg.half(r, step) + lo * red.element);
+  }
+}
+
+void reduce_to_rank(Segment& seg, const char* operation, const Piece& piece, const Reduction& red, int root) {
+  const Layout layout(std::span(&piece, 1));
+  const std::size_t chunk = Segment::half_bytes / red.element * red.element;
+  for (std::size_t first = 0; first < piece.bytes; first += chunk) {
+    const std::size_t bytes = std::min(chunk, piece.bytes - first);
+    const std::uint64_t step = reduce_chunk(seg, operation, layout, red, first, bytes);
+    if (seg.rank() != root) continue;  // the next step's rule-2 wait keeps the halves safe
+    seg.wait(Segment::finished(step), operation);
+    copy_out_chunk(seg, layout, red, step, first, bytes);
+  }
+}
+
+void broadcast_from_rank(Segment& seg, const char* operation, void* buffer, std::size_t total, int root) {
+  auto* data = static_cast<std::byte*>(buffer);
+  for (std::size_t first = 0; first < total; first += Segment::half_bytes) {
+    const std::size_t bytes = std::min(Segment::half_bytes, total - first);
+    const std::uint64_t step = seg.begin_step(operation);
+    // A few bytes ride in the root's control line with its flag.
+    const bool in_line = total <= Segment::inline_bytes;
+    std::byte* shared = in_line ? seg.line_data(root, step) : seg.half(root, step);
+    if (seg.rank() == root) {
+      std::memcpy(shared, data + first, bytes);
+      seg.post(Segment::finished(step));
+    } else {
+      seg.post(Segment::posted(step));
+      seg.wait(Segment::finished(step), operation, root);
+      std::memcpy(data + first, shared, bytes);
+    }
+  }
+}
+
+}  // namespace mpidist::detail::shm
