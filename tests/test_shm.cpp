@@ -124,13 +124,19 @@ void expect_close(const std::vector<T>& got, const std::vector<T>& want, const s
 }
 
 // `got` against the reference, and bitwise the same as rank 0's.
+// Byte equality of two element ranges; empty ranges (whose data() may be null) are equal.
+template <class T>
+bool same_bytes(const T* a, const T* b, std::size_t count) {
+  return count == 0 || std::memcmp(a, b, count * sizeof(T)) == 0;
+}
+
 template <class T>
 void expect_matches(const Communicator& comm, const std::vector<T>& got, const std::vector<T>& want,
                     const std::string& what) {
   expect_close(got, want, what);
   std::vector<T> first(got);
   MPI_Bcast(first.data(), static_cast<int>(first.size() * sizeof(T)), MPI_BYTE, 0, comm.native());
-  ASSERT_TRUE(got.empty() || std::memcmp(first.data(), got.data(), got.size() * sizeof(T)) == 0) << what << ": ranks differ";
+  ASSERT_TRUE(same_bytes(first.data(), got.data(), got.size())) << what << ": ranks differ";
 }
 
 template <class T>
@@ -251,7 +257,7 @@ void check_broadcast(const Communicator& comm, std::size_t count, int root) {
   std::vector<T> want(got);
   MPI_Bcast(want.data(), static_cast<int>(count * sizeof(T)), MPI_BYTE, root, comm.native());
   mpidist::broadcast(comm, std::span(got), root);
-  ASSERT_EQ(std::memcmp(got.data(), want.data(), count * sizeof(T)), 0)
+  ASSERT_TRUE(same_bytes(got.data(), want.data(), count))
       << "broadcast count " << count << " root " << root << " on " << comm.name();
 }
 
@@ -268,7 +274,7 @@ void check_reduce(const Communicator& comm, std::size_t count, ReduceOp op, int 
                            std::string(mpidist::to_string(op)) + " count " + std::to_string(count) + " root " +
                            std::to_string(root) + (in_place ? " in place" : "") + " on " + comm.name();
   if (is_root) expect_close(out, want, what);
-  else ASSERT_EQ(std::memcmp(out.data(), in.data(), count * sizeof(T)), 0) << what << ": a non-root buffer changed";
+  else ASSERT_TRUE(same_bytes(out.data(), in.data(), count)) << what << ": a non-root buffer changed";
 }
 
 template <class T>
@@ -288,7 +294,7 @@ void check_reduce_scatter(const Communicator& comm, std::size_t block, ReduceOp 
   mpidist::reduce_scatter(comm, std::span(buffer),
                           std::span(buffer).subspan(block * static_cast<std::size_t>(comm.rank()), block), op);
   for (std::size_t i = 0; i < block; ++i)
-    ASSERT_EQ(std::memcmp(&buffer[block * static_cast<std::size_t>(comm.rank()) + i], &out[i], sizeof(T)), 0)
+    ASSERT_TRUE(same_bytes(&buffer[block * static_cast<std::size_t>(comm.rank()) + i], &out[i], 1))
         << what << " in place at " << i;
 }
 
@@ -300,12 +306,12 @@ void check_all_gather(const Communicator& comm, std::size_t block) {
   MPI_Allgather(in.data(), static_cast<int>(block * sizeof(T)), MPI_BYTE, want.data(), static_cast<int>(block * sizeof(T)),
                 MPI_BYTE, comm.native());
   mpidist::all_gather(comm, std::span(in), std::span(out));
-  ASSERT_EQ(std::memcmp(out.data(), want.data(), out.size() * sizeof(T)), 0)
+  ASSERT_TRUE(same_bytes(out.data(), want.data(), out.size()))
       << "all_gather block " << block << " on " << comm.name();
   std::vector<T> buffer(block * n);
   std::copy(in.begin(), in.end(), buffer.begin() + static_cast<long>(block * static_cast<std::size_t>(comm.rank())));
   mpidist::all_gather(comm, std::span(buffer).subspan(block * static_cast<std::size_t>(comm.rank()), block), std::span(buffer));
-  ASSERT_EQ(std::memcmp(buffer.data(), want.data(), buffer.size() * sizeof(T)), 0)
+  ASSERT_TRUE(same_bytes(buffer.data(), want.data(), buffer.size()))
       << "all_gather in place block " << block << " on " << comm.name();
 }
 
