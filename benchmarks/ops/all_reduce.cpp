@@ -5,13 +5,7 @@
 namespace bench::ops {
 namespace {
 
-std::size_t check(const Run& run) {
-  return with_dtype(run.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    return count_wrong(typed<T>(static_cast<const std::byte*>(run.host_recv), run.counts.recv), 0,
-                       expected_reduction<T>(run.nranks, run.redop));
-  });
-}
+std::size_t check(const Run& run) { return count_wrong_reduction(run); }
 
 void run_mpidist(Run& run) {
   if (run.in_place) mpidist::all_reduce(run.comm, recv_view(run), run.redop);

@@ -9,13 +9,7 @@ namespace {
 
 std::size_t per_buffer(const Run& run) { return run.counts.recv / static_cast<std::size_t>(run.options->many); }
 
-std::size_t check(const Run& run) {
-  return with_dtype(run.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    return count_wrong(typed<T>(static_cast<const std::byte*>(run.host_recv), run.counts.recv), 0,
-                       expected_reduction<T>(run.nranks, run.redop));
-  });
-}
+std::size_t check(const Run& run) { return count_wrong_reduction(run); }
 
 void run_mpidist(Run& run) {
   const std::size_t n = per_buffer(run);

@@ -49,6 +49,16 @@ inline void zero_then_fill(Run& run, std::size_t first_index) {
 /// The init hook of the data collectives: the pattern from global index 0, results zeroed.
 inline void init_pattern(Run& run) { zero_then_fill(run, 0); }
 
+/// Wrong elements of this rank's reduced output, whose first element is the pattern's index
+/// `first` (all_reduce, reduce: 0; reduce_scatter: where this rank's block starts).
+inline std::size_t count_wrong_reduction(const Run& run, std::size_t first = 0) {
+  return with_dtype(run.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return count_wrong(typed<T>(static_cast<const std::byte*>(run.host_recv), run.counts.recv), first,
+                       expected_reduction<T>(run.nranks, run.redop));
+  });
+}
+
 /// Raw MPI's Avg: MPI_SUM, then this divide on the result.
 inline void finish_avg(const Run& run, void* result, std::size_t count) {
   if (run.redop == mpidist::ReduceOp::Avg) divide_in_place(result, count, run.dtype, run.nranks);

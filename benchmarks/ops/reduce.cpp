@@ -10,11 +10,7 @@ namespace {
 
 std::size_t check(const Run& run) {
   if (run.rank != run.root) return 0;  // other ranks' output is unspecified
-  return with_dtype(run.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    return count_wrong(typed<T>(static_cast<const std::byte*>(run.host_recv), run.counts.recv), 0,
-                       expected_reduction<T>(run.nranks, run.redop));
-  });
+  return count_wrong_reduction(run);
 }
 
 void run_mpidist(Run& run) { mpidist::reduce(run.comm, send_view(run), recv_view(run), run.redop, run.root); }

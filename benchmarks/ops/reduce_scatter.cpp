@@ -6,13 +6,8 @@ namespace bench::ops {
 namespace {
 
 std::size_t check(const Run& run) {
-  return with_dtype(run.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    // This rank's block starts at global index rank × block in the pattern.
-    return count_wrong(typed<T>(static_cast<const std::byte*>(run.host_recv), run.counts.recv),
-                       static_cast<std::size_t>(run.rank) * run.counts.recv,
-                       expected_reduction<T>(run.nranks, run.redop));
-  });
+  // This rank's block starts at global index rank × block in the pattern.
+  return count_wrong_reduction(run, static_cast<std::size_t>(run.rank) * run.counts.recv);
 }
 
 void run_mpidist(Run& run) { mpidist::reduce_scatter(run.comm, send_view(run), recv_view(run), run.redop); }
