@@ -11,6 +11,7 @@
 #include "context.hpp"
 #include "fatal_signals.hpp"
 #include "final_check.hpp"
+#include "job_end.hpp"
 #include "mpi_check.hpp"
 #include "watchdog.hpp"
 #include "mpidist/error.hpp"
@@ -21,6 +22,12 @@ namespace detail {
 namespace {
 
 std::unique_ptr<Context> g_context;
+// At an exit without finalize() (MPI_Abort: MPICH's calls exit(); an MPI's own fatal-error handler)
+// the Context is left to the operating system: freeing its MPI objects then would call into an MPI
+// that is going down (MPICH's UCX asserts). Defined after g_context, so destroyed before it.
+struct LeaveContextAtExit {
+  ~LeaveContextAtExit() { (void)g_context.release(); }
+} g_leave_context_at_exit;
 std::terminate_handler g_previous_terminate = nullptr;
 
 // An exception nobody catches ends in std::terminate without unwinding; by then the other ranks
@@ -117,7 +124,11 @@ void abort_job(const char* message) noexcept {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
-  if (initialized && !finalized) MPI_Abort(g_context && !g_context->world->released() ? g_context->world->comm : MPI_COMM_WORLD, 1);
+  if (initialized && !finalized) {
+    const MPI_Comm comm = g_context && !g_context->world->released() ? g_context->world->comm : MPI_COMM_WORLD;
+    if (g_context) end_job_after_report(*g_context, comm, true);
+    MPI_Abort(comm, 1);
+  }
   std::abort();
 }
 

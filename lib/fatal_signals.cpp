@@ -70,8 +70,11 @@ void on_fatal(int signal, siginfo_t* info, void* context) {
     Context* ctx = context_if_initialized();
     if (ctx != nullptr && ctx->recorder) {
       // The watchdog reported and may be writing its dump as the launcher's SIGTERM arrives: let it finish.
-      if (ctx->recorder->record().header.reported.load()) ctx->recorder->await_dump();
+      auto& reported = ctx->recorder->record().header.reported;
+      if (reported.load()) ctx->recorder->await_dump();
       else say_what_was_in_flight(*ctx, signal);
+      // Said and dumped: a host peer ending the job (job_end.cpp) need not wait for this rank.
+      if (signal == SIGTERM) reported.store(report_out, std::memory_order_release);
     }
   }
   const auto& previous = g_previous[index_of(signal)];

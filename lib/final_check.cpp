@@ -9,6 +9,7 @@
 
 #include "call_scope.hpp"
 #include "context.hpp"
+#include "job_end.hpp"
 #include "mpi_check.hpp"
 #include "rank_prefix.hpp"
 #include "text_collectives.hpp"
@@ -155,7 +156,7 @@ void check_at_finalize(Context& ctx) {
     std::fflush(stderr);
   }
   MPI_Barrier(world.control);  // the report is out before anyone ends the job
-  MPI_Abort(world.comm, 1);
+  end_job_after_report(ctx, world.comm, true);
 }
 
 }  // namespace mpidist::detail

@@ -53,6 +53,9 @@ struct CommProgress {
   std::atomic<std::uint64_t> failed_at{0};
 };
 
+/// RankHeader::reported once the rank's report (watchdog, consistency, an escaping Error) is out.
+constexpr std::uint32_t report_out = 2;
+
 struct RankHeader {
   std::atomic<std::uint64_t> pid{0};
   std::atomic<std::int64_t> heartbeat_ns{0};  // the watchdog thread's last tick
@@ -60,7 +63,7 @@ struct RankHeader {
   std::atomic<std::uint64_t> current{0};      // id of the call in flight, 0 when none
   std::atomic<std::uint64_t> last_done{0};    // id of the last call that finished
   std::atomic<std::uint32_t> finished{0};     // 1 once the rank is past finalize()
-  std::atomic<std::uint32_t> reported{0};     // 1 once its watchdog reported and ends the job
+  std::atomic<std::uint32_t> reported{0};     // 1 while it reports and ends the job, report_out once said
   std::int32_t world_rank = -1;
   std::uint32_t capacity = 0;
   char host[host_name_size] = {};

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "context.hpp"
+#include "job_end.hpp"
 #include "rank_prefix.hpp"
 
 namespace mpidist::detail {
@@ -245,8 +246,7 @@ void Watchdog::expire(const EntrySnapshot& call, std::int64_t now) {
                    : "  set MPIDIST_TRACE_DIR to keep each rank's flight recorder for mpidist-trace\n";
   std::fprintf(stderr, "mpidist: %s%s  ending the job (MPI_Abort)\n", rank_prefix().c_str(), report.c_str());
   std::fflush(stderr);
-  MPI_Abort(ctx_.world->comm != MPI_COMM_NULL ? ctx_.world->comm : MPI_COMM_WORLD, 1);
-  ::_exit(1);
+  end_job_after_report(ctx_, ctx_.world->comm != MPI_COMM_NULL ? ctx_.world->comm : MPI_COMM_WORLD, false);
 }
 
 void Watchdog::warn_stall(const EntrySnapshot& call, std::int64_t now) {
@@ -282,8 +282,7 @@ void Watchdog::check_consistency() {
       std::fprintf(stderr, "mpidist: %s%s%s  ending the job (MPI_Abort)\n", rank_prefix().c_str(), report.c_str(),
                    dumped ? ("  flight recorder: " + ctx_.recorder->dump_path() + "\n").c_str() : "");
       std::fflush(stderr);
-      MPI_Abort(ctx_.world->comm != MPI_COMM_NULL ? ctx_.world->comm : MPI_COMM_WORLD, 1);
-      ::_exit(1);
+      end_job_after_report(ctx_, ctx_.world->comm != MPI_COMM_NULL ? ctx_.world->comm : MPI_COMM_WORLD, false);
     }
   }
 }

@@ -64,12 +64,10 @@ CommandResult run_command(const std::string& command, int timeout_seconds) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), output};
 }
 
-namespace {
 bool under_mpich() {
   const char* mpi = std::getenv("MPIDIST_TEST_MPI");
   return mpi != nullptr && std::string(mpi) == "mpich";
 }
-}  // namespace
 
 std::string mpiexec_prefix(int ranks) {
   const char* mpiexec = std::getenv("MPIDIST_TEST_MPIEXEC");

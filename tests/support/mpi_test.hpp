@@ -40,6 +40,9 @@ struct CommandResult {
 };
 CommandResult run_command(const std::string& command, int timeout_seconds = 60);
 
+/// Whether the tests run under MPICH's Hydra (MPIDIST_TEST_MPI=mpich) rather than Open MPI.
+bool under_mpich();
+
 /// "mpiexec -n RANKS ", for nested jobs: the build's mpiexec (MPIDIST_TEST_MPIEXEC), with the
 /// variables that let Open MPI run as root and oversubscribed where it is Open MPI's.
 std::string mpiexec_prefix(int ranks);
