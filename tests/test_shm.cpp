@@ -224,6 +224,25 @@ TEST_F(Shm, SplitGroupsUseTheirSegmentsAtOnce) {
   }
 }
 
+// On separate hosts (tests/hosts/two_hosts.sh sets MPIDIST_TEST_NODE_SIZES, "2,2" or "3,1") with
+// MPIDIST_HOST_ALLREDUCE=shm and no simulated nodes, every host all-reduce takes the hierarchical
+// transport: shared memory inside each host, MPI between the hosts' leaders. Here the nodes are
+// real (host names), and sizes below the 32 MiB that `auto` would wait for reach it too.
+TEST_F(Shm, HierarchicalAcrossRealHosts) {
+  const char* sizes = std::getenv("MPIDIST_TEST_NODE_SIZES");
+  if (sizes == nullptr) GTEST_SKIP() << "only across the hosts of tests/hosts (MPIDIST_TEST_NODE_SIZES)";
+  const char* forced = std::getenv("MPIDIST_HOST_ALLREDUCE");
+  ASSERT_TRUE(forced != nullptr && std::string(forced) == "shm") << "run with MPIDIST_HOST_ALLREDUCE=shm";
+  ASSERT_EQ(std::getenv("MPIDIST_RANKS_PER_NODE"), nullptr) << "the nodes must be real hosts";
+  ASSERT_EQ(mpidist::num_nodes(), 2) << sizes;
+  const Communicator world = mpidist::world();
+  for (const std::size_t count : {std::size_t{1}, std::size_t{4099}, std::size_t{300001}, std::size_t{(5 << 20) + 3}}) {
+    check_all_reduce<float>(world, count, ReduceOp::Sum, true);
+    check_all_reduce<std::int64_t>(world, count, ReduceOp::Avg, false);
+    check_all_reduce<double>(world, count, ReduceOp::Max, true);
+  }
+}
+
 // broadcast, reduce, reduce_scatter and all_gather through the segment, against MPI on the same
 // inputs: sizes 0, 1, odd, around every threshold (a control line's 56 B, the one-shot 16 KiB, a
 // half's 256 KiB per rank and per piece) and past the whole segment; roots other than 0.

@@ -3,7 +3,8 @@
 # namespace with a UTS namespace of its own (its host name). mpiexec runs on the first host and
 # starts Open MPI's daemon on the second through netns_agent.sh instead of ssh; ranks on different
 # hosts talk TCP over the veth, as across real machines. No simulated nodes (MPIDIST_RANKS_PER_NODE).
-#   two_hosts.sh A+B MPIDIST_INFO TEST_EXE...   A and B ranks on the two hosts; TAP on stdout
+#   two_hosts.sh A+B MPIDIST_INFO [NAME=VALUE...] TEST_EXE...   A and B ranks on the two hosts; TAP on
+#   stdout. NAME=VALUE before a test program sets that variable for its ranks only.
 # Skipped (TAP "1..0 # SKIP", with the reason) only where the kernel refuses the namespaces.
 set -uo pipefail
 layout=$1 info=$2
@@ -81,7 +82,7 @@ mpiexec_args=(mpiexec -n "$ranks" --hostfile "$tmp/hostfile" --mca plm_rsh_agent
               --mca pml ob1 --mca btl tcp,self,vader
               --mca btl_tcp_if_include "$subnet.0/24" --mca oob_tcp_if_include "$subnet.0/24"
               -x MPIDIST_TEST_NODE_SIZES)
-run_job() {  # run_job SECONDS PROGRAM ARGS...: stdout in $tmp/out, stderr in $tmp/err, exit status returned
+run_job() {  # run_job SECONDS [MPIEXEC OPTIONS] PROGRAM ARGS...: stdout in $tmp/out, stderr in $tmp/err, exit status returned
   bounded "$1" "${on_host_a[@]}" "${mpiexec_args[@]}" "${@:2}" >"$tmp/out" 2>"$tmp/err"
 }
 veth_bytes() {
@@ -91,17 +92,21 @@ veth_bytes() {
 run_job 120 "$info" --json
 tap_placement $? "$slots_a,$slots_b" "[$layout] mpidist-info: two hosts, two nodes, local ranks per host"
 
+variables=()
 for exe in "$@"; do
+  if [[ $exe == *=* ]]; then variables+=(-x "$exe"); continue; fi
   name=$(basename "$exe")
   before=$(veth_bytes)
   start=$SECONDS
-  run_job 300 "$exe" --gtest_output="xml:$tmp/$name.xml"
+  run_job 300 "${variables[@]}" "$exe" --gtest_output="xml:$tmp/$name.xml"
   rc=$?
   bytes=$(($(veth_bytes) - before))
-  echo "# $name: exit $rc in $((SECONDS - start)) s, $bytes bytes over the veth between the hosts"
+  echo "# $name${variables[*]:+ (${variables[*]})}: exit $rc in $((SECONDS - start)) s, $bytes bytes over the veth between the hosts"
+  variables=()
   tap_gtest $rc "$name" "[$layout]"
   # Ranks on both hosts exchanged tensors: far more than the launch's few kilobytes crossed the veth.
-  if [[ $name == test_collectives* ]]; then
+  # test_shm (forced to shm): the hierarchical all-reduce's leaders reduce across the hosts over it.
+  if [[ $name == test_collectives* || $name == test_shm ]]; then
     if ((bytes > 1000000)); then
       tap "ok - [$layout] $name: tensor traffic between the hosts over TCP ($bytes bytes)"
     else
