@@ -8,9 +8,12 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 
 #include "context.hpp"
+#include "peer_view.hpp"
 #include "rank_prefix.hpp"
+#include "remote_progress.hpp"
 
 namespace mpidist::detail {
 namespace {
@@ -20,32 +23,13 @@ constexpr std::int64_t consistency_period_ns = 1'000'000'000;
 // A wait that polls (agreement messages) raises its own Error at the timeout; the watchdog acts a
 // moment later, for calls that block inside MPI and cannot raise anything.
 constexpr double grace_seconds = 1.0;
+// How long a report waits for other hosts' answers: it must still end the job within timeout + 5 s.
+constexpr double remote_patience_seconds = 1.5;
 
-std::string seconds(std::int64_t ns) {
+std::string seconds(double ns) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.1f s", static_cast<double>(ns) / 1e9);
+  std::snprintf(text, sizeof text, "%.1f s", ns / 1e9);
   return text;
-}
-
-const CommProgress* progress_of(const RankRecord& record, std::uint64_t key) noexcept {
-  for (const auto& slot : record.header.comms)
-    if (slot.key.load(std::memory_order_acquire) == key) return &slot;
-  return nullptr;
-}
-
-bool process_gone(std::uint64_t pid) noexcept {
-  return pid != 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
-}
-
-// A rank's record of call `seq` on `key`, if still in its ring.
-EntrySnapshot find_call(const RankRecord& record, std::uint64_t key, std::uint64_t seq) {
-  const auto recorded = record.header.recorded.load(std::memory_order_acquire);
-  const auto capacity = record.header.capacity;
-  for (auto id = recorded; id >= oldest_held(recorded, capacity) && id > 0; --id) {
-    const auto e = read_entry(record, id);
-    if (e.valid && e.comm_key == key && e.seq == seq) return e;
-  }
-  return {};
 }
 
 std::string join(const std::vector<int>& ranks) {
@@ -83,12 +67,30 @@ std::string describe_entry(const Context& ctx, const EntrySnapshot& call) {
 }
 
 std::string describe_absent_ranks(const Context& ctx, const EntrySnapshot& call, std::int64_t now, int* missing) {
-  int absent = 0;
-  std::string lines, mismatched;
-  std::vector<int> waiting, remote;
   const CommDescriptor* comm = ctx.recorder->find(call.comm_key);
   if (comm == nullptr || call.seq == 0) return "  (the members of this communicator are not known here)\n";
+  // Host peers from the board; ranks on other hosts from their hosts' watchdogs, where they can be asked.
   const int me = ctx.topology.rank;
+  std::vector<std::optional<PeerView>> views(comm->world_ranks.size());
+  std::vector<int> elsewhere;
+  for (std::size_t i = 0; i < comm->world_ranks.size(); ++i) {
+    const int world_rank = comm->world_ranks[i];
+    if (world_rank == me) continue;
+    if (const RankRecord* peer = ctx.board->peer(world_rank))
+      views[i] = view_of(*peer, call.comm_key, call.seq, now);
+    else
+      elsewhere.push_back(world_rank);
+  }
+  const bool can_ask = ctx.remote && ctx.remote->enabled();
+  if (can_ask && !elsewhere.empty()) {
+    const auto answers = ctx.remote->ask(call.comm_key, call.seq, elsewhere, remote_patience_seconds);
+    for (std::size_t i = 0; i < comm->world_ranks.size(); ++i)
+      if (const auto it = answers.find(comm->world_ranks[i]); it != answers.end()) views[i] = it->second;
+  }
+
+  int absent = 0;
+  std::string lines, mismatched;
+  std::vector<int> waiting, unseen;
   for (std::size_t i = 0; i < comm->world_ranks.size(); ++i) {
     const int world_rank = comm->world_ranks[i];
     const int rank = static_cast<int>(i);
@@ -96,20 +98,16 @@ std::string describe_absent_ranks(const Context& ctx, const EntrySnapshot& call,
       waiting.push_back(rank);
       continue;
     }
-    const RankRecord* peer = ctx.board->peer(world_rank);
-    if (peer == nullptr) {
-      remote.push_back(rank);
+    if (!views[i]) {
+      unseen.push_back(rank);
       continue;
     }
-    const CommProgress* progress = progress_of(*peer, call.comm_key);
-    const std::uint64_t started = progress ? progress->started.load(std::memory_order_acquire) : 0;
-    if (progress != nullptr && started >= call.seq) {
+    const PeerView& view = *views[i];
+    if (view.has(PeerView::has_progress) && view.started >= call.seq) {
       waiting.push_back(rank);
       // In the same call, but called differently: the mismatch is the story, not the wait. A rank
       // past it (its shared-memory side completed) shows it in its ring.
-      auto theirs = read_entry(*peer, peer->header.current.load(std::memory_order_acquire));
-      if (!theirs.valid || theirs.comm_key != call.comm_key || theirs.seq != call.seq)
-        theirs = find_call(*peer, call.comm_key, call.seq);
+      const auto& theirs = view.at_seq;
       if (theirs.valid && theirs.comm_key == call.comm_key && theirs.seq == call.seq &&
           describe_call(theirs) != describe_call(call))
         mismatched += "  rank " + std::to_string(rank) + " called it as " + describe_call(theirs) + " (this rank: " +
@@ -117,41 +115,40 @@ std::string describe_absent_ranks(const Context& ctx, const EntrySnapshot& call,
       continue;
     }
     ++absent;
-    const auto& h = peer->header;
     std::string line = "  rank " + std::to_string(rank);
     if (comm->name != "world") line += " (world rank " + std::to_string(world_rank) + ")";
-    line += ", pid " + std::to_string(h.pid.load()) + " on " + h.host + ": ";
-    if (progress != nullptr && started + 1 < call.seq) {
+    line += ", pid " + std::to_string(view.pid) + " on " + view.host + ": ";
+    if (view.has(PeerView::has_progress) && view.started + 1 < call.seq) {
       // It stopped earlier on this communicator: name the first call it missed, from this rank's ring.
-      const auto missed = find_call(ctx.recorder->record(), call.comm_key, started + 1);
-      line += "finished " + std::to_string(started) + " calls on " + comm->name + "; it never joined " +
-              (missed.valid ? describe_entry(ctx, missed) : "#" + std::to_string(started + 1)) + ". ";
+      const auto missed = find_call(ctx.recorder->record(), call.comm_key, view.started + 1);
+      line += "finished " + std::to_string(view.started) + " calls on " + comm->name + "; it never joined " +
+              (missed.valid ? describe_entry(ctx, missed) : "#" + std::to_string(view.started + 1)) + ". ";
     }
-    if (process_gone(h.pid.load())) {
+    if (view.has(PeerView::gone))
       line += "its process has ended. ";
-    } else if (h.finished.load()) {
+    else if (view.has(PeerView::finished))
       line += "it has finished (past finalize). ";
-    }
-    const auto last = read_entry(*peer, h.last_done.load(std::memory_order_acquire));
-    if (last.valid)
-      line += "last finished " + describe_entry(ctx, last) + " " + seconds(now - last.end_ns) + " ago; ";
+    if (view.last_done.valid)
+      line += "last finished " + describe_entry(ctx, view.last_done) + " " + seconds(view.last_done_age_ns) + " ago; ";
     else
       line += "finished no collective yet; ";
-    const auto current = read_entry(*peer, h.current.load(std::memory_order_acquire));
-    if (current.valid && current.state == CallState::Started)
-      line += "now in " + describe_entry(ctx, current) + " for " + seconds(now - current.start_ns);
+    if (view.current.valid && view.current.state == CallState::Started)
+      line += "now in " + describe_entry(ctx, view.current) + " for " + seconds(view.current_age_ns);
     else
       line += "now in no collective (computing, or blocked outside mpidist)";
-    if (!h.finished.load() && now - h.heartbeat_ns.load() > 3'000'000'000LL) line += " (its watchdog is silent: stopped?)";
+    if (view.has(PeerView::silent)) line += " (its watchdog is silent: stopped?)";
     lines += line + "\n";
   }
   std::string text;
   if (absent > 0) text += "  ranks that have not reached it:\n" + lines;
   if (!waiting.empty()) text += "  ranks waiting in it (or past it): " + join(waiting) + "\n";
   if (!mismatched.empty()) text += "  ranks that called it with other arguments:\n" + mismatched;
-  if (!remote.empty())
-    text += "  ranks on other hosts, not visible from here (their own reports and trace dumps show them): " +
-            join(remote) + "\n";
+  if (!unseen.empty() && can_ask)
+    text += "  ranks on other hosts whose hosts did not answer within " + seconds(remote_patience_seconds * 1e9) +
+            " (ended, or unreachable; their own reports and trace dumps show them): " + join(unseen) + "\n";
+  else if (!unseen.empty())
+    text += "  ranks on other hosts, not visible from here (their own reports and trace dumps show them; with "
+            "ThreadLevel::Multiple the watchdog asks their hosts): " + join(unseen) + "\n";
   if (missing) *missing = absent;
   return text;
 }
@@ -214,6 +211,7 @@ void Watchdog::run() {
 void Watchdog::tick(std::int64_t now) {
   auto& h = ctx_.recorder->record().header;
   h.heartbeat_ns.store(now, std::memory_order_relaxed);
+  if (ctx_.remote) ctx_.remote->serve(now);
   if (dump_requested_.exchange(false)) {
     const bool written = ctx_.recorder->dump("signal SIGUSR1", "dump requested with SIGUSR1");
     std::fprintf(stderr, "mpidist: %sflight recorder %s\n", rank_prefix().c_str(),
