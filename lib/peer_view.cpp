@@ -33,6 +33,16 @@ EntrySnapshot find_call(const RankRecord& record, std::uint64_t key, std::uint64
   return {};
 }
 
+std::map<std::uint64_t, EntrySnapshot> completed_calls(const RankRecord& record, std::uint64_t key) {
+  std::map<std::uint64_t, EntrySnapshot> calls;
+  const auto recorded = record.header.recorded.load(std::memory_order_acquire);
+  for (auto id = oldest_held(recorded, record.header.capacity); id <= recorded && id > 0; ++id) {
+    const auto e = read_entry(record, id);
+    if (e.valid && e.comm_key == key && e.seq != 0 && e.state == CallState::Completed) calls[e.seq] = e;
+  }
+  return calls;
+}
+
 PeerView view_of(const RankRecord& peer, std::uint64_t key, std::uint64_t seq, std::int64_t now) {
   const auto& h = peer.header;
   PeerView view;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 
 #include "progress_record.hpp"
 
@@ -38,5 +39,8 @@ const CommProgress* progress_of(const RankRecord& record, std::uint64_t key) noe
 
 /// `record`'s entry for call `seq` on `key`, if still in its ring.
 EntrySnapshot find_call(const RankRecord& record, std::uint64_t key, std::uint64_t seq);
+
+/// `record`'s completed calls on `key` still in its ring, by sequence number.
+std::map<std::uint64_t, EntrySnapshot> completed_calls(const RankRecord& record, std::uint64_t key);
 
 }  // namespace mpidist::detail

@@ -153,26 +153,17 @@ std::string describe_absent_ranks(const Context& ctx, const EntrySnapshot& call,
   return text;
 }
 
-std::string first_difference(const Context& ctx, std::uint64_t key, const RankRecord& mine, const RankRecord& peer) {
+std::string first_difference(const Context& ctx, std::uint64_t key, int rank_a,
+                             const std::map<std::uint64_t, EntrySnapshot>& calls_a, int rank_b,
+                             const std::map<std::uint64_t, EntrySnapshot>& calls_b) {
   // The hash of the first differing call differs, and every later one: the smallest seq whose
   // hashes differ is where the ranks parted.
-  std::map<std::uint64_t, EntrySnapshot> own, theirs;
-  auto collect = [key](const RankRecord& record, std::map<std::uint64_t, EntrySnapshot>& out) {
-    const auto recorded = record.header.recorded.load(std::memory_order_acquire);
-    const auto capacity = record.header.capacity;
-    for (auto id = oldest_held(recorded, capacity); id <= recorded; ++id) {
-      const auto e = read_entry(record, id);
-      if (e.valid && e.comm_key == key && e.seq != 0 && e.state == CallState::Completed) out[e.seq] = e;
-    }
-  };
-  collect(mine, own);
-  collect(peer, theirs);
-  for (const auto& [seq, entry] : own) {
-    const auto other = theirs.find(seq);
-    if (other == theirs.end() || other->second.hash == entry.hash) continue;
+  for (const auto& [seq, entry] : calls_a) {
+    const auto other = calls_b.find(seq);
+    if (other == calls_b.end() || other->second.hash == entry.hash) continue;
     return "#" + std::to_string(seq) + " on " + ctx.recorder->comm_name(key) + ": world rank " +
-           std::to_string(mine.header.world_rank) + " called " + describe_call(entry) + "; world rank " +
-           std::to_string(peer.header.world_rank) + " called " + describe_call(other->second);
+           std::to_string(rank_a) + " called " + describe_call(entry) + "; world rank " + std::to_string(rank_b) +
+           " called " + describe_call(other->second);
   }
   return "";
 }
@@ -256,6 +247,7 @@ void Watchdog::warn_stall(const EntrySnapshot& call, std::int64_t now) {
 }
 
 void Watchdog::check_consistency() {
+  // Host peers from the board; then, once per host (its first rank), the other hosts, asked.
   const RankRecord& mine = ctx_.recorder->record();
   for (const auto& slot : mine.header.comms) {
     const auto key = slot.key.load(std::memory_order_acquire);
@@ -268,22 +260,37 @@ void Watchdog::check_consistency() {
       std::uint64_t peer_done = 0, peer_hash = 0;
       if (theirs == nullptr || !read_progress(*theirs, peer_done, peer_hash) || theirs->failed_at.load() != 0) continue;
       if (peer_done != done || peer_hash == hash) continue;
-      auto& h = ctx_.recorder->record().header;
-      h.reported.store(1, std::memory_order_release);
-      std::string where = first_difference(ctx_, key, mine, *peer);
-      if (where.empty())
-        where = "after " + std::to_string(done) + " calls on " + ctx_.recorder->comm_name(key) +
-                " (the differing call has left the flight recorder)";
-      const std::string report = "consistency: ranks called different collectives on the same communicator, so "
-                                 "results are wrong: " + where + "\n";
-      const bool dumped = ctx_.recorder->dump("consistency", report.c_str());
-      std::fprintf(stderr, "mpidist: %s%s%s  ending the job (MPI_Abort)\n", rank_prefix().c_str(), report.c_str(),
-                   dumped ? ("  flight recorder: " + ctx_.recorder->dump_path() + "\n").c_str() : "");
-      std::fflush(stderr);
-      MPI_Abort(ctx_.world->comm != MPI_COMM_NULL ? ctx_.world->comm : MPI_COMM_WORLD, 1);
-      ::_exit(1);
+      report_inconsistency(key, done, first_difference(ctx_, key, mine.header.world_rank, completed_calls(mine, key),
+                                                       peer_rank, completed_calls(*peer, key)));
     }
   }
+  const auto& host = ctx_.board->host_ranks();
+  if (ctx_.remote && ctx_.remote->enabled() && !host.empty() && host.front() == mine.header.world_rank) {
+    // Answers take milliseconds; a host that does not answer costs this tick half a second.
+    const HashConflict conflict = ctx_.remote->compare_hashes(0.5);
+    if (conflict.key != 0) {
+      const RankRecord* here = ctx_.board->peer(conflict.here);
+      report_inconsistency(conflict.key, conflict.done,
+                           here ? first_difference(ctx_, conflict.key, conflict.here, completed_calls(*here, conflict.key),
+                                                   conflict.there, conflict.their_calls)
+                                : "");
+    }
+  }
+}
+
+void Watchdog::report_inconsistency(std::uint64_t key, std::uint64_t done, std::string where) {
+  ctx_.recorder->record().header.reported.store(1, std::memory_order_release);
+  if (where.empty())
+    where = "after " + std::to_string(done) + " calls on " + ctx_.recorder->comm_name(key) +
+            " (the differing call has left the flight recorder)";
+  const std::string report = "consistency: ranks called different collectives on the same communicator, so "
+                             "results are wrong: " + where + "\n";
+  const bool dumped = ctx_.recorder->dump("consistency", report.c_str());
+  std::fprintf(stderr, "mpidist: %s%s%s  ending the job (MPI_Abort)\n", rank_prefix().c_str(), report.c_str(),
+               dumped ? ("  flight recorder: " + ctx_.recorder->dump_path() + "\n").c_str() : "");
+  std::fflush(stderr);
+  MPI_Abort(ctx_.world->comm != MPI_COMM_NULL ? ctx_.world->comm : MPI_COMM_WORLD, 1);
+  ::_exit(1);
 }
 
 }  // namespace mpidist::detail

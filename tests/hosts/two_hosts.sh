@@ -152,5 +152,23 @@ if [ -n "${FAULT_PROBE:-}" ]; then
       tap "ok - $label: reported (exit $rc after $took s)"
     fi
   done
+  # The background consistency check across hosts: the last rank reduces int32 where the others
+  # reduce float32 (the bytes match, so MPI completes it), then every rank computes 20 s. At
+  # Multiple the first ranks of the hosts compare hashes every second and end the job long before.
+  start=$SECONDS
+  (export MPIDIST_TIMEOUT=30 MPIDIST_VALIDATE=0 FAULT_PROBE_MULTIPLE=1 FAULT_PROBE_COMPUTE_AFTER=20
+   run_job 60 -x MPIDIST_TIMEOUT -x MPIDIST_VALIDATE -x FAULT_PROBE_MULTIPLE -x FAULT_PROBE_COMPUTE_AFTER \
+     "$FAULT_PROBE" dtype "$last" catch)
+  rc=$? took=$((SECONDS - start))
+  note <"$tmp/err"
+  label="[$layout] consistency across hosts: rank $last on $host_b reduces int32, the others float32"
+  expected="consistency: ranks called different collectives on the same communicator, so results are wrong: #4 on world: world rank [0-9]+ called all_reduce 1024 (float32|int32) sum; world rank [0-9]+ called all_reduce 1024 (int32|float32) sum"
+  if ((rc == 0)) || ((took > 20)); then
+    tap "not ok - $label: the job ended with $rc after $took s (expected non-zero well before the 20 s of computing end)"
+  elif ! grep -Eq "$expected" "$tmp/err"; then
+    tap "not ok - $label: no report names both calls"
+  else
+    tap "ok - $label: found in the background (exit $rc after $took s)"
+  fi
 fi
 tap_end

@@ -61,6 +61,9 @@ int run(const std::string& scenario, int odd_rank) {
       std::printf("probe: rank %d error: %s\n", me, e.what());
     }
     std::fflush(stdout);
+    // FAULT_PROBE_COMPUTE_AFTER=S: every rank computes S seconds before the next call, so the
+    // watchdog's background check, not finalize(), must find a mismatch that "succeeded".
+    if (const char* after = std::getenv("FAULT_PROBE_COMPUTE_AFTER")) computing(std::chrono::seconds(std::atoi(after)));
     mpidist::barrier();
   } else if (scenario == "kill") {
     for (int i = 0;; ++i) {
