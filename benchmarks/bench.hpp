@@ -34,6 +34,7 @@ struct Options {
   mpidist::DataType dtype = mpidist::DataType::Float32;  ///< -d
   int root = 0;                           ///< -r
   std::string backend = "auto";           ///< --backend mpi|nccl|auto
+  std::string threads = "funneled";       ///< --threads funneled|multiple (read before initialization)
   bool in_place = false;                  ///< --in-place / --out-of-place
   std::string json_path;                  ///< --json FILE
   std::string csv_path;                   ///< --csv FILE

@@ -13,10 +13,14 @@
 #include "runner.hpp"
 
 int main(int argc, char** argv) {
-  // --backend goes to the library the way a user would choose it, before initialization.
-  for (int i = 1; i + 1 < argc; ++i)
+  // --backend and --threads go to the library the way a user would choose them, before initialization.
+  auto level = mpidist::ThreadLevel::Funneled;
+  for (int i = 1; i + 1 < argc; ++i) {
     if (std::string_view(argv[i]) == "--backend") setenv("MPIDIST_BACKEND", argv[i + 1], 1);
-  mpidist::Environment env(argc, argv);
+    if (std::string_view(argv[i]) == "--threads" && std::string_view(argv[i + 1]) == "multiple")
+      level = mpidist::ThreadLevel::Multiple;
+  }
+  mpidist::Environment env(argc, argv, level);
   const bool main_rank = mpidist::rank() == 0;
   std::optional<bench::Options> options;
   try {

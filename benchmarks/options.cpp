@@ -55,6 +55,9 @@ bool apply_valued(Options& o, std::string_view flag, const std::string& v) {
   } else if (flag == "--backend") {
     if (v != "mpi" && v != "nccl" && v != "auto") throw std::invalid_argument("--backend: '" + v + "' is not mpi, nccl or auto");
     o.backend = v;
+  } else if (flag == "--threads") {
+    if (v != "funneled" && v != "multiple") throw std::invalid_argument("--threads: '" + v + "' is not funneled or multiple");
+    o.threads = v;
   } else if (flag == "--json") o.json_path = v;
   else if (flag == "--csv") o.csv_path = v;
   else if (flag == "--compare") o.compare_path = v;
@@ -89,6 +92,8 @@ std::string usage() {
          "  --backend mpi|nccl|auto   host buffers over MPI, or device buffers over NCCL (default auto:\n"
          "            device buffers when built with NCCL and a GPU is visible)\n"
          "  --in-place / --out-of-place   (default out of place; broadcast is always in place)\n"
+         "  --threads funneled|multiple   the thread level the job runs at (default funneled); multiple\n"
+         "            shows what MPI_THREAD_MULTIPLE's locking costs (and lets watchdogs ask other hosts)\n"
          "  --json FILE  --csv FILE       write the results (rank 0)\n"
          "  --compare FILE.json           print the change against an earlier --json run\n"
          "  --many K  all_reduce_many: K buffers of each size per call (raw MPI: K MPI_Allreduce calls)\n"

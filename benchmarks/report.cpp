@@ -44,6 +44,7 @@ void print_header(std::ostream& out, const RunInfo& info, const Options& o, bool
       << (device ? "device buffers" : "host buffers") << "), " << info.mpi_library << "\n"
       << "# " << o.iters << " iterations (+" << o.warmup << " warm-up) per size, "
       << (o.in_place ? "in place" : "out of place") << ", check " << (o.check ? "on" : "off")
+      << (o.threads == "multiple" ? ", MPI_THREAD_MULTIPLE" : "")
       << "; time = median of the slowest rank, raw " << (device ? "NCCL" : "MPI") << " interleaved\n";
   if (info.memcpy_gbps > 0)
     out << fmt("# memcpy reference: %.2f GB/s copied by 2 threads on rank 0 in this run (%.2f GB/s read + write); "

@@ -18,6 +18,7 @@
 
 namespace mpidist::detail {
 
+class RemoteProgress;
 class Watchdog;
 
 struct Context {
@@ -34,6 +35,7 @@ struct Context {
   // calls, and the thread that watches both (watchdog.hpp).
   std::unique_ptr<ProgressBoard> board;
   std::unique_ptr<FlightRecorder> recorder;
+  std::unique_ptr<RemoteProgress> remote;  // other hosts' progress, asked (remote_progress.hpp)
   std::unique_ptr<Watchdog> watchdog;
   std::atomic<bool> timed_out{false};    // a wait gave up: finalize() must not wait for the others
 };

@@ -13,6 +13,7 @@
 #include "final_check.hpp"
 #include "job_end.hpp"
 #include "mpi_check.hpp"
+#include "remote_progress.hpp"
 #include "watchdog.hpp"
 #include "mpidist/error.hpp"
 #include "rank_prefix.hpp"
@@ -97,6 +98,7 @@ void start_watching(Context& ctx) {
   ctx.board = std::make_unique<ProgressBoard>(ctx.world->control, ctx.topology.rank, s.trace_entries,
                                               ctx.topology.hostname.c_str());
   ctx.recorder = std::make_unique<FlightRecorder>(ctx.board->mine(), ctx.topology.world_size, s.trace_dir);
+  ctx.remote = std::make_unique<RemoteProgress>(ctx.world->control, ctx.thread_level, ctx.topology, *ctx.board);
   watch_group(ctx, *ctx.world);
   ctx.watchdog = std::make_unique<Watchdog>(ctx, s.stall_warn_seconds);
 }
@@ -173,6 +175,7 @@ void finalize() {
   // Under the watchdog: a rank that skipped a collective, or made another, is named here.
   detail::check_at_finalize(*ctx);
   ctx->watchdog->stop();
+  ctx->remote->release();
   ctx->recorder->record().header.finished.store(1);
   // Groups first (their NCCL communicators and staging memory), the world last; handles the
   // application still holds become inert.

@@ -8,10 +8,13 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 
 #include "context.hpp"
 #include "job_end.hpp"
+#include "peer_view.hpp"
 #include "rank_prefix.hpp"
+#include "remote_progress.hpp"
 
 namespace mpidist::detail {
 namespace {
@@ -21,32 +24,13 @@ constexpr std::int64_t consistency_period_ns = 1'000'000'000;
 // A wait that polls (agreement messages) raises its own Error at the timeout; the watchdog acts a
 // moment later, for calls that block inside MPI and cannot raise anything.
 constexpr double grace_seconds = 1.0;
+// How long a report waits for other hosts' answers: it must still end the job within timeout + 5 s.
+constexpr double remote_patience_seconds = 1.5;
 
-std::string seconds(std::int64_t ns) {
+std::string seconds(double ns) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.1f s", static_cast<double>(ns) / 1e9);
+  std::snprintf(text, sizeof text, "%.1f s", ns / 1e9);
   return text;
-}
-
-const CommProgress* progress_of(const RankRecord& record, std::uint64_t key) noexcept {
-  for (const auto& slot : record.header.comms)
-    if (slot.key.load(std::memory_order_acquire) == key) return &slot;
-  return nullptr;
-}
-
-bool process_gone(std::uint64_t pid) noexcept {
-  return pid != 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
-}
-
-// A rank's record of call `seq` on `key`, if still in its ring.
-EntrySnapshot find_call(const RankRecord& record, std::uint64_t key, std::uint64_t seq) {
-  const auto recorded = record.header.recorded.load(std::memory_order_acquire);
-  const auto capacity = record.header.capacity;
-  for (auto id = recorded; id >= oldest_held(recorded, capacity) && id > 0; --id) {
-    const auto e = read_entry(record, id);
-    if (e.valid && e.comm_key == key && e.seq == seq) return e;
-  }
-  return {};
 }
 
 std::string join(const std::vector<int>& ranks) {
@@ -84,12 +68,30 @@ std::string describe_entry(const Context& ctx, const EntrySnapshot& call) {
 }
 
 std::string describe_absent_ranks(const Context& ctx, const EntrySnapshot& call, std::int64_t now, int* missing) {
-  int absent = 0;
-  std::string lines, mismatched;
-  std::vector<int> waiting, remote;
   const CommDescriptor* comm = ctx.recorder->find(call.comm_key);
   if (comm == nullptr || call.seq == 0) return "  (the members of this communicator are not known here)\n";
+  // Host peers from the board; ranks on other hosts from their hosts' watchdogs, where they can be asked.
   const int me = ctx.topology.rank;
+  std::vector<std::optional<PeerView>> views(comm->world_ranks.size());
+  std::vector<int> elsewhere;
+  for (std::size_t i = 0; i < comm->world_ranks.size(); ++i) {
+    const int world_rank = comm->world_ranks[i];
+    if (world_rank == me) continue;
+    if (const RankRecord* peer = ctx.board->peer(world_rank))
+      views[i] = view_of(*peer, call.comm_key, call.seq, now);
+    else
+      elsewhere.push_back(world_rank);
+  }
+  const bool can_ask = ctx.remote && ctx.remote->enabled();
+  if (can_ask && !elsewhere.empty()) {
+    const auto answers = ctx.remote->ask(call.comm_key, call.seq, elsewhere, remote_patience_seconds);
+    for (std::size_t i = 0; i < comm->world_ranks.size(); ++i)
+      if (const auto it = answers.find(comm->world_ranks[i]); it != answers.end()) views[i] = it->second;
+  }
+
+  int absent = 0;
+  std::string lines, mismatched;
+  std::vector<int> waiting, unseen;
   for (std::size_t i = 0; i < comm->world_ranks.size(); ++i) {
     const int world_rank = comm->world_ranks[i];
     const int rank = static_cast<int>(i);
@@ -97,20 +99,16 @@ std::string describe_absent_ranks(const Context& ctx, const EntrySnapshot& call,
       waiting.push_back(rank);
       continue;
     }
-    const RankRecord* peer = ctx.board->peer(world_rank);
-    if (peer == nullptr) {
-      remote.push_back(rank);
+    if (!views[i]) {
+      unseen.push_back(rank);
       continue;
     }
-    const CommProgress* progress = progress_of(*peer, call.comm_key);
-    const std::uint64_t started = progress ? progress->started.load(std::memory_order_acquire) : 0;
-    if (progress != nullptr && started >= call.seq) {
+    const PeerView& view = *views[i];
+    if (view.has(PeerView::has_progress) && view.started >= call.seq) {
       waiting.push_back(rank);
       // In the same call, but called differently: the mismatch is the story, not the wait. A rank
       // past it (its shared-memory side completed) shows it in its ring.
-      auto theirs = read_entry(*peer, peer->header.current.load(std::memory_order_acquire));
-      if (!theirs.valid || theirs.comm_key != call.comm_key || theirs.seq != call.seq)
-        theirs = find_call(*peer, call.comm_key, call.seq);
+      const auto& theirs = view.at_seq;
       if (theirs.valid && theirs.comm_key == call.comm_key && theirs.seq == call.seq &&
           describe_call(theirs) != describe_call(call))
         mismatched += "  rank " + std::to_string(rank) + " called it as " + describe_call(theirs) + " (this rank: " +
@@ -118,65 +116,55 @@ std::string describe_absent_ranks(const Context& ctx, const EntrySnapshot& call,
       continue;
     }
     ++absent;
-    const auto& h = peer->header;
     std::string line = "  rank " + std::to_string(rank);
     if (comm->name != "world") line += " (world rank " + std::to_string(world_rank) + ")";
-    line += ", pid " + std::to_string(h.pid.load()) + " on " + h.host + ": ";
-    if (progress != nullptr && started + 1 < call.seq) {
+    line += ", pid " + std::to_string(view.pid) + " on " + view.host + ": ";
+    if (view.has(PeerView::has_progress) && view.started + 1 < call.seq) {
       // It stopped earlier on this communicator: name the first call it missed, from this rank's ring.
-      const auto missed = find_call(ctx.recorder->record(), call.comm_key, started + 1);
-      line += "finished " + std::to_string(started) + " calls on " + comm->name + "; it never joined " +
-              (missed.valid ? describe_entry(ctx, missed) : "#" + std::to_string(started + 1)) + ". ";
+      const auto missed = find_call(ctx.recorder->record(), call.comm_key, view.started + 1);
+      line += "finished " + std::to_string(view.started) + " calls on " + comm->name + "; it never joined " +
+              (missed.valid ? describe_entry(ctx, missed) : "#" + std::to_string(view.started + 1)) + ". ";
     }
-    if (process_gone(h.pid.load())) {
+    if (view.has(PeerView::gone))
       line += "its process has ended. ";
-    } else if (h.finished.load()) {
+    else if (view.has(PeerView::finished))
       line += "it has finished (past finalize). ";
-    }
-    const auto last = read_entry(*peer, h.last_done.load(std::memory_order_acquire));
-    if (last.valid)
-      line += "last finished " + describe_entry(ctx, last) + " " + seconds(now - last.end_ns) + " ago; ";
+    if (view.last_done.valid)
+      line += "last finished " + describe_entry(ctx, view.last_done) + " " + seconds(view.last_done_age_ns) + " ago; ";
     else
       line += "finished no collective yet; ";
-    const auto current = read_entry(*peer, h.current.load(std::memory_order_acquire));
-    if (current.valid && current.state == CallState::Started)
-      line += "now in " + describe_entry(ctx, current) + " for " + seconds(now - current.start_ns);
+    if (view.current.valid && view.current.state == CallState::Started)
+      line += "now in " + describe_entry(ctx, view.current) + " for " + seconds(view.current_age_ns);
     else
       line += "now in no collective (computing, or blocked outside mpidist)";
-    if (!h.finished.load() && now - h.heartbeat_ns.load() > 3'000'000'000LL) line += " (its watchdog is silent: stopped?)";
+    if (view.has(PeerView::silent)) line += " (its watchdog is silent: stopped?)";
     lines += line + "\n";
   }
   std::string text;
   if (absent > 0) text += "  ranks that have not reached it:\n" + lines;
   if (!waiting.empty()) text += "  ranks waiting in it (or past it): " + join(waiting) + "\n";
   if (!mismatched.empty()) text += "  ranks that called it with other arguments:\n" + mismatched;
-  if (!remote.empty())
-    text += "  ranks on other hosts, not visible from here (their own reports and trace dumps show them): " +
-            join(remote) + "\n";
+  if (!unseen.empty() && can_ask)
+    text += "  ranks on other hosts whose hosts did not answer within " + seconds(remote_patience_seconds * 1e9) +
+            " (ended, or unreachable; their own reports and trace dumps show them): " + join(unseen) + "\n";
+  else if (!unseen.empty())
+    text += "  ranks on other hosts, not visible from here (their own reports and trace dumps show them; with "
+            "ThreadLevel::Multiple the watchdog asks their hosts): " + join(unseen) + "\n";
   if (missing) *missing = absent;
   return text;
 }
 
-std::string first_difference(const Context& ctx, std::uint64_t key, const RankRecord& mine, const RankRecord& peer) {
+std::string first_difference(const Context& ctx, std::uint64_t key, int rank_a,
+                             const std::map<std::uint64_t, EntrySnapshot>& calls_a, int rank_b,
+                             const std::map<std::uint64_t, EntrySnapshot>& calls_b) {
   // The hash of the first differing call differs, and every later one: the smallest seq whose
   // hashes differ is where the ranks parted.
-  std::map<std::uint64_t, EntrySnapshot> own, theirs;
-  auto collect = [key](const RankRecord& record, std::map<std::uint64_t, EntrySnapshot>& out) {
-    const auto recorded = record.header.recorded.load(std::memory_order_acquire);
-    const auto capacity = record.header.capacity;
-    for (auto id = oldest_held(recorded, capacity); id <= recorded; ++id) {
-      const auto e = read_entry(record, id);
-      if (e.valid && e.comm_key == key && e.seq != 0 && e.state == CallState::Completed) out[e.seq] = e;
-    }
-  };
-  collect(mine, own);
-  collect(peer, theirs);
-  for (const auto& [seq, entry] : own) {
-    const auto other = theirs.find(seq);
-    if (other == theirs.end() || other->second.hash == entry.hash) continue;
+  for (const auto& [seq, entry] : calls_a) {
+    const auto other = calls_b.find(seq);
+    if (other == calls_b.end() || other->second.hash == entry.hash) continue;
     return "#" + std::to_string(seq) + " on " + ctx.recorder->comm_name(key) + ": world rank " +
-           std::to_string(mine.header.world_rank) + " called " + describe_call(entry) + "; world rank " +
-           std::to_string(peer.header.world_rank) + " called " + describe_call(other->second);
+           std::to_string(rank_a) + " called " + describe_call(entry) + "; world rank " + std::to_string(rank_b) +
+           " called " + describe_call(other->second);
   }
   return "";
 }
@@ -215,6 +203,7 @@ void Watchdog::run() {
 void Watchdog::tick(std::int64_t now) {
   auto& h = ctx_.recorder->record().header;
   h.heartbeat_ns.store(now, std::memory_order_relaxed);
+  if (ctx_.remote) ctx_.remote->serve(now);
   if (dump_requested_.exchange(false)) {
     const bool written = ctx_.recorder->dump("signal SIGUSR1", "dump requested with SIGUSR1");
     std::fprintf(stderr, "mpidist: %sflight recorder %s\n", rank_prefix().c_str(),
@@ -258,6 +247,7 @@ void Watchdog::warn_stall(const EntrySnapshot& call, std::int64_t now) {
 }
 
 void Watchdog::check_consistency() {
+  // Host peers from the board; then, once per host (its first rank), the other hosts, asked.
   const RankRecord& mine = ctx_.recorder->record();
   for (const auto& slot : mine.header.comms) {
     const auto key = slot.key.load(std::memory_order_acquire);
@@ -270,21 +260,36 @@ void Watchdog::check_consistency() {
       std::uint64_t peer_done = 0, peer_hash = 0;
       if (theirs == nullptr || !read_progress(*theirs, peer_done, peer_hash) || theirs->failed_at.load() != 0) continue;
       if (peer_done != done || peer_hash == hash) continue;
-      auto& h = ctx_.recorder->record().header;
-      h.reported.store(1, std::memory_order_release);
-      std::string where = first_difference(ctx_, key, mine, *peer);
-      if (where.empty())
-        where = "after " + std::to_string(done) + " calls on " + ctx_.recorder->comm_name(key) +
-                " (the differing call has left the flight recorder)";
-      const std::string report = "consistency: ranks called different collectives on the same communicator, so "
-                                 "results are wrong: " + where + "\n";
-      const bool dumped = ctx_.recorder->dump("consistency", report.c_str());
-      std::fprintf(stderr, "mpidist: %s%s%s  ending the job (MPI_Abort)\n", rank_prefix().c_str(), report.c_str(),
-                   dumped ? ("  flight recorder: " + ctx_.recorder->dump_path() + "\n").c_str() : "");
-      std::fflush(stderr);
-      end_job_after_report(ctx_, ctx_.world->comm != MPI_COMM_NULL ? ctx_.world->comm : MPI_COMM_WORLD, false);
+      report_inconsistency(key, done, first_difference(ctx_, key, mine.header.world_rank, completed_calls(mine, key),
+                                                       peer_rank, completed_calls(*peer, key)));
     }
   }
+  const auto& host = ctx_.board->host_ranks();
+  if (ctx_.remote && ctx_.remote->enabled() && !host.empty() && host.front() == mine.header.world_rank) {
+    // Answers take milliseconds; a host that does not answer costs this tick half a second.
+    const HashConflict conflict = ctx_.remote->compare_hashes(0.5);
+    if (conflict.key != 0) {
+      const RankRecord* here = ctx_.board->peer(conflict.here);
+      report_inconsistency(conflict.key, conflict.done,
+                           here ? first_difference(ctx_, conflict.key, conflict.here, completed_calls(*here, conflict.key),
+                                                   conflict.there, conflict.their_calls)
+                                : "");
+    }
+  }
+}
+
+void Watchdog::report_inconsistency(std::uint64_t key, std::uint64_t done, std::string where) {
+  ctx_.recorder->record().header.reported.store(1, std::memory_order_release);
+  if (where.empty())
+    where = "after " + std::to_string(done) + " calls on " + ctx_.recorder->comm_name(key) +
+            " (the differing call has left the flight recorder)";
+  const std::string report = "consistency: ranks called different collectives on the same communicator, so "
+                             "results are wrong: " + where + "\n";
+  const bool dumped = ctx_.recorder->dump("consistency", report.c_str());
+  std::fprintf(stderr, "mpidist: %s%s%s  ending the job (MPI_Abort)\n", rank_prefix().c_str(), report.c_str(),
+               dumped ? ("  flight recorder: " + ctx_.recorder->dump_path() + "\n").c_str() : "");
+  std::fflush(stderr);
+  end_job_after_report(ctx_, ctx_.world->comm != MPI_COMM_NULL ? ctx_.world->comm : MPI_COMM_WORLD, false);
 }
 
 }  // namespace mpidist::detail

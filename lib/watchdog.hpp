@@ -9,6 +9,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -38,6 +39,7 @@ class Watchdog {
   [[noreturn]] void expire(const EntrySnapshot& call, std::int64_t now);
   void warn_stall(const EntrySnapshot& call, std::int64_t now);
   void check_consistency();
+  [[noreturn]] void report_inconsistency(std::uint64_t key, std::uint64_t done, std::string where);
 
   Context& ctx_;
   double stall_warn_seconds_;
@@ -58,9 +60,11 @@ std::string describe_absent_ranks(const Context& ctx, const EntrySnapshot& call,
 /// "all_reduce #7 on world (1024 float32 sum)".
 std::string describe_entry(const Context& ctx, const EntrySnapshot& call);
 
-/// The first call where this rank and host peer `peer` (a world rank) differ on communicator
-/// `key`, both described; empty when their rings do not show it.
-std::string first_difference(const Context& ctx, std::uint64_t key, const RankRecord& mine, const RankRecord& peer);
+/// The first call where world ranks `rank_a` and `rank_b` differ on communicator `key`, from
+/// their completed calls (completed_calls()), both described; empty when those do not show it.
+std::string first_difference(const Context& ctx, std::uint64_t key, int rank_a,
+                             const std::map<std::uint64_t, EntrySnapshot>& calls_a, int rank_b,
+                             const std::map<std::uint64_t, EntrySnapshot>& calls_b);
 
 /// For a timeout Error: this rank's call in flight and who has not reached it (as the watchdog
 /// reports it), on lines after a newline; "" when no call is in flight.

@@ -89,7 +89,10 @@ veth_bytes() {
   ip netns exec "$ns_a" sh -c 'cd /sys/class/net/veth-a/statistics && echo $(($(cat tx_bytes) + $(cat rx_bytes)))'
 }
 
+start=$SECONDS
 run_job 120 "$info" --json
+info_took=$((SECONDS - start))
+echo "# mpidist-info: a job across the hosts, start to end, in $info_took s"
 tap_placement $? "$slots_a,$slots_b" "[$layout] mpidist-info: two hosts, two nodes, local ranks per host"
 
 variables=()
@@ -114,4 +117,63 @@ for exe in "$@"; do
     fi
   fi
 done
+# The watchdog across hosts (FAULT_PROBE set): the last rank, on host B, skips a barrier. A
+# watchdog sees ranks of another host only by asking that host (at MPI_THREAD_MULTIPLE). So at
+# Multiple every report places every rank, with none "not visible" or unanswered, and one names the
+# absent rank and what it does; at Funneled a report says the other host is not visible. The first
+# report ends the job (MPI_Abort) and may cut the others short: one report is enough. All within
+# timeout + 5 s, plus the seconds a job takes to start and end across the hosts (mpidist-info's).
+watchdog_reports() {  # every rank's watchdog report in $tmp/err: its first line and the indented ones after it
+  awk '/\] watchdog:/ {on = 1; print; next} on && /^  / {print; next} {on = 0}' "$tmp/err"
+}
+if [ -n "${FAULT_PROBE:-}" ]; then
+  last=$((ranks - 1))
+  for level in multiple funneled; do
+    multiple=$([ $level = multiple ] && echo 1 || echo 0)
+    start=$SECONDS
+    (export MPIDIST_TIMEOUT=3 FAULT_PROBE_MULTIPLE=$multiple
+     run_job 60 -x MPIDIST_TIMEOUT -x FAULT_PROBE_MULTIPLE "$FAULT_PROBE" skip-barrier "$last")
+    rc=$? took=$((SECONDS - start))
+    reports=$(watchdog_reports)
+    note <<<"$reports"
+    label="[$layout] watchdog at $level: rank $last on $host_b skips a barrier"
+    why=""
+    if ((rc == 0)) || ((took > 3 + 5 + info_took)); then
+      why="the job ended with $rc after $took s (expected non-zero within timeout + 5 + $info_took s)"
+    elif ! grep -q "watchdog: barrier #4 on world" <<<"$reports"; then
+      why="no watchdog report"
+    elif [ $level = multiple ] && grep -Eq "not visible from here|did not answer" <<<"$reports"; then
+      why="a report does not place the ranks of the other host"
+    elif [ $level = multiple ] &&
+         ! grep -Eq "^  rank $last, pid [0-9]+ on $host_b: last finished all_reduce #3 on world .*now in no collective" <<<"$reports"; then
+      why="no report names rank $last and what it does"
+    elif [ $level = funneled ] && ! grep -q "^  ranks on other hosts, not visible from here" <<<"$reports"; then
+      why="no report says that the other host is not visible"
+    fi
+    if [ -n "$why" ]; then
+      tap "not ok - $label: $why"
+      tail -n 40 "$tmp/err" >&2
+    else
+      tap "ok - $label: reported (exit $rc after $took s)"
+    fi
+  done
+  # The background consistency check across hosts: the last rank reduces int32 where the others
+  # reduce float32 (the bytes match, so MPI completes it), then every rank computes 20 s. At
+  # Multiple the first ranks of the hosts compare hashes every second and end the job long before.
+  start=$SECONDS
+  (export MPIDIST_TIMEOUT=30 MPIDIST_VALIDATE=0 FAULT_PROBE_MULTIPLE=1 FAULT_PROBE_COMPUTE_AFTER=20
+   run_job 60 -x MPIDIST_TIMEOUT -x MPIDIST_VALIDATE -x FAULT_PROBE_MULTIPLE -x FAULT_PROBE_COMPUTE_AFTER \
+     "$FAULT_PROBE" dtype "$last" catch)
+  rc=$? took=$((SECONDS - start))
+  note <"$tmp/err"
+  label="[$layout] consistency across hosts: rank $last on $host_b reduces int32, the others float32"
+  expected="consistency: ranks called different collectives on the same communicator, so results are wrong: #4 on world: world rank [0-9]+ called all_reduce 1024 (float32|int32) sum; world rank [0-9]+ called all_reduce 1024 (int32|float32) sum"
+  if ((rc == 0)) || ((took > 20)); then
+    tap "not ok - $label: the job ended with $rc after $took s (expected non-zero well before the 20 s of computing end)"
+  elif ! grep -Eq "$expected" "$tmp/err"; then
+    tap "not ok - $label: no report names both calls"
+  else
+    tap "ok - $label: found in the background (exit $rc after $took s)"
+  fi
+fi
 tap_end

@@ -61,6 +61,9 @@ int run(const std::string& scenario, int odd_rank) {
       std::printf("probe: rank %d error: %s\n", me, e.what());
     }
     std::fflush(stdout);
+    // FAULT_PROBE_COMPUTE_AFTER=S: every rank computes S seconds before the next call, so the
+    // watchdog's background check, not finalize(), must find a mismatch that "succeeded".
+    if (const char* after = std::getenv("FAULT_PROBE_COMPUTE_AFTER")) computing(std::chrono::seconds(std::atoi(after)));
     mpidist::barrier();
   } else if (scenario == "kill") {
     for (int i = 0;; ++i) {
@@ -159,7 +162,11 @@ int main(int argc, char** argv) {
   }
   const std::string scenario = argv[1];
   const int odd_rank = argc > 2 ? std::atoi(argv[2]) : 1;
-  const auto level = scenario == "threads" ? mpidist::ThreadLevel::Multiple : mpidist::ThreadLevel::Funneled;
+  // FAULT_PROBE_MULTIPLE=1: the job runs at MPI_THREAD_MULTIPLE, so watchdogs ask other hosts.
+  const char* multiple = std::getenv("FAULT_PROBE_MULTIPLE");
+  const auto level = scenario == "threads" || (multiple && std::strcmp(multiple, "1") == 0)
+                         ? mpidist::ThreadLevel::Multiple
+                         : mpidist::ThreadLevel::Funneled;
   mpidist::Environment env(argc, argv, level);
   const int status = run(scenario, odd_rank);
   if (scenario == "threads") std::_Exit(status);
