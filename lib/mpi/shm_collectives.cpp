@@ -3,8 +3,9 @@
 //    its control line), then reduces all of them into its output. One wait; every rank does all
 //    the arithmetic.
 //  - reduce-scatter in the segment, for the rest, chunk by chunk (a half at a time): every rank
-//    copies a chunk of its input in, reduces its 1/L slice of the chunk from all halves in place,
-//    then copies every rank's reduced slice out. Two waits per chunk; consecutive chunks alternate
+//    copies the other ranks' slices of a chunk of its input in, reduces its own 1/L slice from
+//    all halves (its own part straight from its input) into its half, copies that slice out, then
+//    every other rank's once they are reduced. Two waits per chunk; consecutive chunks alternate
 //    halves, so a fast rank starts the next chunk while slow ones still copy the last one out.
 // Both reduce in rank order, so every rank gets the same bits whoever arrives first. The other
 // collectives are in shm_other_collectives.cpp; this file picks the transport for all of them.
@@ -60,8 +61,7 @@ void all_reduce_local(Segment& seg, const char* operation, const Layout& layout,
   for (std::size_t first = 0; first < total; first += chunk) {
     const std::size_t bytes = std::min(chunk, total - first);
     const std::uint64_t step = reduce_chunk(seg, operation, layout, red, first, bytes);
-    seg.wait(Segment::finished(step), operation);
-    copy_out_chunk(seg, layout, red, step, first, bytes);
+    copy_out_chunk(seg, operation, layout, red, step, first, bytes);
   }
 }
 

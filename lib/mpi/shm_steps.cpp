@@ -14,26 +14,43 @@ std::uint64_t reduce_chunk(Segment& seg, const char* operation, const Layout& la
                            std::size_t first, std::size_t bytes) {
   const std::uint64_t step = seg.begin_step(operation);
   std::byte* mine = seg.half(seg.rank(), step);
-  layout.gather(first, bytes, mine);
+  const std::size_t e = red.element;
+  const auto [lo, hi] = slice(bytes / e, seg.size(), seg.rank(), e);
+  // Only the slices that the other ranks reduce are copied in: this rank reads its own slice
+  // straight from its input, where the slice lies in one buffer (the same bytes, so the same sums).
+  const std::byte* own = hi > lo ? layout.input_run(first + lo * e, (hi - lo) * e) : nullptr;
+  if (own) {
+    layout.gather(first, lo * e, mine);
+    layout.gather(first + hi * e, bytes - hi * e, mine + hi * e);
+  } else {
+    layout.gather(first, bytes, mine);
+  }
   seg.post(Segment::posted(step));
   seg.wait(Segment::posted(step), operation);
-  const auto [lo, hi] = slice(bytes / red.element, seg.size(), seg.rank(), red.element);
   if (hi > lo) {
     Sources sources(seg.size());
-    sources.fill(seg, step, lo * red.element);
-    reduce(mine + lo * red.element, sources.data(), seg.size(), hi - lo, red.dtype, red.op);
-    if (red.divisor > 0) mpi::divide(mine + lo * red.element, hi - lo, red.dtype, red.divisor);
+    sources.fill(seg, step, lo * e);
+    if (own) sources.data()[seg.rank()] = own;
+    reduce(mine + lo * e, sources.data(), seg.size(), hi - lo, red.dtype, red.op);
+    if (red.divisor > 0) mpi::divide(mine + lo * e, hi - lo, red.dtype, red.divisor);
   }
   seg.post(Segment::finished(step));
   return step;
 }
 
-void copy_out_chunk(const Segment& seg, const Layout& layout, const Reduction& red, std::uint64_t step,
-                    std::size_t first, std::size_t bytes) {
-  for (int r = 0; r < seg.size(); ++r) {
+void copy_out_chunk(Segment& seg, const char* operation, const Layout& layout, const Reduction& red,
+                    std::uint64_t step, std::size_t first, std::size_t bytes) {
+  const auto copy_slice = [&](int r) {
     const auto [lo, hi] = slice(bytes / red.element, seg.size(), r, red.element);
-    if (hi > lo) layout.scatter(first + lo * red.element, (hi - lo) * red.element, seg.half(r, step) + lo * red.element);
-  }
+    if (hi > lo)
+      layout.scatter(first + lo * red.element, (hi - lo) * red.element, seg.half(r, step) + lo * red.element);
+  };
+  // The own slice is ready (and still in the cache): copying it out first fills the wait for the
+  // slower ranks with work.
+  copy_slice(seg.rank());
+  seg.wait(Segment::finished(step), operation);
+  for (int r = 0; r < seg.size(); ++r)
+    if (r != seg.rank()) copy_slice(r);
 }
 
 void reduce_to_rank(Segment& seg, const char* operation, const Piece& piece, const Reduction& red, int root) {
@@ -43,8 +60,7 @@ void reduce_to_rank(Segment& seg, const char* operation, const Piece& piece, con
     const std::size_t bytes = std::min(chunk, piece.bytes - first);
     const std::uint64_t step = reduce_chunk(seg, operation, layout, red, first, bytes);
     if (seg.rank() != root) continue;  // the next step's rule-2 wait keeps the halves safe
-    seg.wait(Segment::finished(step), operation);
-    copy_out_chunk(seg, layout, red, step, first, bytes);
+    copy_out_chunk(seg, operation, layout, red, step, first, bytes);
   }
 }
 
