@@ -29,10 +29,14 @@ namespace mpidist::detail::shm {
 namespace {
 
 // Auto's crossover across nodes (MPIDIST_HOST_ALLREDUCE=auto), measured with mpidist-bench on the
-// reference machine (benchmarks/results/shm.md): below it MPI_Allreduce is as fast or faster. On
-// one node the segment wins from 4 B (one flag handshake against Open MPI's two messages and its
-// sched_yield when a message is not there yet), so auto takes it at every size.
-constexpr std::size_t hierarchical_crossover = 32 * 1024 * 1024;
+// reference machine (benchmarks/results/shm.md, simulated nodes of 2 at 4 ranks): from 16 KiB
+// the hierarchical all-reduce took 0.44-0.68 of MPI_Allreduce's time in three runs; below it the
+// two were even or MPI ahead (1 KiB: 0.90-1.43). On one node the segment wins from 4 B (one flag
+// handshake against Open MPI's two messages and its sched_yield when a message is not there yet),
+// so auto takes it at every size for every collective of the segment. That includes reduce and
+// all_gather at 2 ranks from 16 MiB, once left to MPI: they measured 0.26-0.95 and 0.10-0.45 of
+// MPI's time in two runs (an earlier, quieter run had found them even with MPI).
+constexpr std::size_t hierarchical_crossover = 16 * 1024;
 // Messages up to this size go one-shot (measured: beyond it the split arithmetic wins).
 constexpr std::size_t one_shot_limit = 16 * 1024;
 
@@ -79,7 +83,6 @@ bool accepts(const Call& call, bool one_node) {
     case HostAllReduce::Shm: return true;
     case HostAllReduce::Auto: break;
   }
-  if (!all_reduce) return other_collective_pays_off(call);
   return one_node || call.count * size_of(call.dtype) >= hierarchical_crossover;
 }
 

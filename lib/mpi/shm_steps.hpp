@@ -107,14 +107,17 @@ inline std::pair<std::size_t, std::size_t> slice(std::size_t n, int ranks, int r
 Reduction reduction_of(DataType dtype, ReduceOp op, int divisor);
 
 /// One chunk of the reduce-scatter: [first, first + bytes) of the message through half `step`.
-/// Returns the step; the chunk's reduced slices are in every rank's half once finished(step) is seen.
+/// Returns the step; the chunk's reduced slices are in every rank's half once finished(step) is
+/// seen, except that with `own_out` (the chunk's place in a reduce root's output, which no other
+/// rank reads) this rank's slice goes straight there.
 std::uint64_t reduce_chunk(Segment& seg, const char* operation, const Layout& layout, const Reduction& red,
-                           std::size_t first, std::size_t bytes);
+                           std::size_t first, std::size_t bytes, std::byte* own_out = nullptr);
 
 /// Copies every rank's reduced slice of the chunk at `first` out of half `step`: this rank's own
-/// at once, the others' once their ranks have finished(step).
+/// at once (unless `own_done`: reduce_chunk put it there), the others' once their ranks have
+/// finished(step).
 void copy_out_chunk(Segment& seg, const char* operation, const Layout& layout, const Reduction& red,
-                    std::uint64_t step, std::size_t first, std::size_t bytes);
+                    std::uint64_t step, std::size_t first, std::size_t bytes, bool own_done = false);
 
 /// The reduction of every rank's `piece.in` lands in `piece.out` of rank `root` (of the segment);
 /// other ranks' `out` is untouched.
