@@ -34,8 +34,9 @@ namespace {
 // two were even or MPI ahead (1 KiB: 0.90-1.43). On one node the segment wins from 4 B (one flag
 // handshake against Open MPI's two messages and its sched_yield when a message is not there yet),
 // so auto takes it at every size for every collective of the segment. That includes reduce and
-// all_gather at 2 ranks from 16 MiB, once left to MPI: they measured 0.26-0.95 and 0.10-0.45 of
-// MPI's time in two runs (an earlier, quieter run had found them even with MPI).
+// all_gather at 2 ranks from 16 MiB, once left to MPI: 0.24-0.80 of MPI's time (reduce, two runs,
+// since its root reduces straight into its output) and 0.10-0.97 (all_gather, three runs); an
+// earlier, quieter run had found them even with MPI.
 constexpr std::size_t hierarchical_crossover = 16 * 1024;
 // Messages up to this size go one-shot (measured: beyond it the split arithmetic wins).
 constexpr std::size_t one_shot_limit = 16 * 1024;
