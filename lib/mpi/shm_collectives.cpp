@@ -29,9 +29,9 @@ namespace mpidist::detail::shm {
 namespace {
 
 // Auto's crossover across nodes (MPIDIST_HOST_ALLREDUCE=auto), measured with mpidist-bench on the
-// reference machine (benchmarks/results/shm.md, simulated nodes of 2 at 4 ranks): from 16 KiB
-// the hierarchical all-reduce took 0.44-0.68 of MPI_Allreduce's time in three runs; below it the
-// two were even or MPI ahead (1 KiB: 0.90-1.43). On one node the segment wins from 4 B (one flag
+// reference machine (benchmarks/results/shm.md, simulated nodes of 2 at 4 ranks): at 16 KiB the
+// hierarchical all-reduce took 0.44-0.68 of MPI_Allreduce's time in three runs, and at most 0.97
+// above it; below it the two were even or MPI ahead (1 KiB: 0.90-1.43). On one node the segment wins from 4 B (one flag
 // handshake against Open MPI's two messages and its sched_yield when a message is not there yet),
 // so auto takes it at every size for every collective of the segment. That includes reduce and
 // all_gather at 2 ranks from 16 MiB, once left to MPI: 0.24-0.80 of MPI's time (reduce, two runs,
