@@ -203,6 +203,36 @@ TEST_F(Shm, LargerThanTheSegmentInChunks) {
   }
 }
 
+// One element below, at and above auto's crossover to the hierarchical all-reduce for groups
+// that span nodes (16 KiB, lib/mpi/shm_collectives.cpp): under auto on simulated nodes
+// (shm-auto-np4-nodes-of-2) the sizes below take MPI_Allreduce, the others the hierarchical
+// path; against MPI_Allreduce either way, in place and out of place.
+template <class T>
+void around_the_crossover(const Communicator& comm, ReduceOp op) {
+  constexpr std::size_t crossover = 16 * 1024;
+  for (const long d : {-1L, 0L, 1L}) {
+    const auto count = static_cast<std::size_t>(static_cast<long>(crossover / sizeof(T)) + d);
+    check_all_reduce<T>(comm, count, op, true);
+    check_all_reduce<T>(comm, count, op, false);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
+TEST_F(Shm, AroundTheCrossoverAcrossNodes) {
+  const Communicator world = mpidist::world();
+  around_the_crossover<float>(world, ReduceOp::Sum);
+  around_the_crossover<float>(world, ReduceOp::Avg);
+  around_the_crossover<std::int32_t>(world, ReduceOp::Sum);
+  around_the_crossover<double>(world, ReduceOp::Max);
+  around_the_crossover<mpidist::bfloat16>(world, ReduceOp::Sum);
+  // Every rank's neighbour group of two: on nodes of 2 it lies in one node, on nodes of 3 the
+  // group of ranks 2 and 3 spans two.
+  if (world.size() == 4) {
+    const Communicator pair = world.split(world.rank() / 2);
+    around_the_crossover<std::int64_t>(pair, ReduceOp::Sum);
+  }
+}
+
 TEST_F(Shm, OutOfPlace) {
   const Communicator world = mpidist::world();
   for (const std::size_t count : {std::size_t{5}, std::size_t{5000}, std::size_t{700001}}) {

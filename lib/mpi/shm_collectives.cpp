@@ -3,8 +3,9 @@
 //    its control line), then reduces all of them into its output. One wait; every rank does all
 //    the arithmetic.
 //  - reduce-scatter in the segment, for the rest, chunk by chunk (a half at a time): every rank
-//    copies a chunk of its input in, reduces its 1/L slice of the chunk from all halves in place,
-//    then copies every rank's reduced slice out. Two waits per chunk; consecutive chunks alternate
+//    copies the other ranks' slices of a chunk of its input in, reduces its own 1/L slice from
+//    all halves (its own part straight from its input) into its half, copies that slice out, then
+//    every other rank's once they are reduced. Two waits per chunk; consecutive chunks alternate
 //    halves, so a fast rank starts the next chunk while slow ones still copy the last one out.
 // Both reduce in rank order, so every rank gets the same bits whoever arrives first. The other
 // collectives are in shm_other_collectives.cpp; this file picks the transport for all of them.
@@ -28,10 +29,15 @@ namespace mpidist::detail::shm {
 namespace {
 
 // Auto's crossover across nodes (MPIDIST_HOST_ALLREDUCE=auto), measured with mpidist-bench on the
-// reference machine (benchmarks/results/shm.md): below it MPI_Allreduce is as fast or faster. On
-// one node the segment wins from 4 B (one flag handshake against Open MPI's two messages and its
-// sched_yield when a message is not there yet), so auto takes it at every size.
-constexpr std::size_t hierarchical_crossover = 32 * 1024 * 1024;
+// reference machine (benchmarks/results/shm.md, simulated nodes of 2 at 4 ranks): at 16 KiB the
+// hierarchical all-reduce took 0.44-0.68 of MPI_Allreduce's time in three runs, and at most 0.97
+// above it; below it the two were even or MPI ahead (1 KiB: 0.90-1.43). On one node the segment wins from 4 B (one flag
+// handshake against Open MPI's two messages and its sched_yield when a message is not there yet),
+// so auto takes it at every size for every collective of the segment. That includes reduce and
+// all_gather at 2 ranks from 16 MiB, once left to MPI: 0.24-0.80 of MPI's time (reduce, two runs,
+// since its root reduces straight into its output) and 0.10-0.97 (all_gather, three runs); an
+// earlier, quieter run had found them even with MPI.
+constexpr std::size_t hierarchical_crossover = 16 * 1024;
 // Messages up to this size go one-shot (measured: beyond it the split arithmetic wins).
 constexpr std::size_t one_shot_limit = 16 * 1024;
 
@@ -60,8 +66,7 @@ void all_reduce_local(Segment& seg, const char* operation, const Layout& layout,
   for (std::size_t first = 0; first < total; first += chunk) {
     const std::size_t bytes = std::min(chunk, total - first);
     const std::uint64_t step = reduce_chunk(seg, operation, layout, red, first, bytes);
-    seg.wait(Segment::finished(step), operation);
-    copy_out_chunk(seg, layout, red, step, first, bytes);
+    copy_out_chunk(seg, operation, layout, red, step, first, bytes);
   }
 }
 
@@ -79,7 +84,6 @@ bool accepts(const Call& call, bool one_node) {
     case HostAllReduce::Shm: return true;
     case HostAllReduce::Auto: break;
   }
-  if (!all_reduce) return other_collective_pays_off(call);
   return one_node || call.count * size_of(call.dtype) >= hierarchical_crossover;
 }
 

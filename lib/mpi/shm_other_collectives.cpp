@@ -20,13 +20,6 @@
 namespace mpidist::detail::shm {
 namespace {
 
-// Where auto takes the segment, measured against Open MPI with mpidist-bench on the reference
-// machine (benchmarks/results/shm.md): every size from 4 B to 256 MiB at 2 and 4 ranks, except
-// at 2 ranks, where Open MPI's reduce and all-gather are one message each way, which the
-// segment's copy in and copy out no longer beat for large buffers (reduce 64 MiB: 0.79 in one run,
-// 1.14 in the next, 256 MiB: 1.06; all_gather 64 MiB: 1.01). Bytes of the whole buffer.
-constexpr std::size_t reduce_two_ranks_limit = std::size_t{16} << 20;
-constexpr std::size_t all_gather_two_ranks_limit = std::size_t{32} << 20;
 // Messages up to this size reduce one-shot at the root.
 constexpr std::size_t one_shot_limit = 16 * 1024;
 
@@ -97,14 +90,6 @@ void all_gather(Segment& seg, const Call& c) {
 }
 
 }  // namespace
-
-bool other_collective_pays_off(const Call& call) {
-  const std::size_t element = size_of(call.dtype);
-  if (call.size != 2) return true;
-  if (call.kind == CollectiveKind::Reduce) return call.count * element <= reduce_two_ranks_limit;
-  if (call.kind == CollectiveKind::AllGather) return out_count(call) * element <= all_gather_two_ranks_limit;
-  return call.kind != CollectiveKind::AllReduce;
-}
 
 void run_other_collective(const Call& call) {
   Segment& seg = segment(*call.group, call.name);

@@ -6,10 +6,6 @@
 
 namespace mpidist::detail::shm {
 
-/// True when auto should send `call` (broadcast, reduce, reduce_scatter or all_gather on host
-/// memory, one node) through the segment: where it measured faster than MPI.
-bool other_collective_pays_off(const Call& call);
-
 /// Runs `call` (one of those four, on a group on one node) through the segment.
 void run_other_collective(const Call& call);
 

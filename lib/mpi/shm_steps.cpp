@@ -11,29 +11,47 @@ Reduction reduction_of(DataType dtype, ReduceOp op, int divisor) {
 }
 
 std::uint64_t reduce_chunk(Segment& seg, const char* operation, const Layout& layout, const Reduction& red,
-                           std::size_t first, std::size_t bytes) {
+                           std::size_t first, std::size_t bytes, std::byte* own_out) {
   const std::uint64_t step = seg.begin_step(operation);
   std::byte* mine = seg.half(seg.rank(), step);
-  layout.gather(first, bytes, mine);
+  const std::size_t e = red.element;
+  const auto [lo, hi] = slice(bytes / e, seg.size(), seg.rank(), e);
+  // Only the slices that the other ranks reduce are copied in: this rank reads its own slice
+  // straight from its input, where the slice lies in one buffer (the same bytes, so the same sums).
+  const std::byte* own = hi > lo ? layout.input_run(first + lo * e, (hi - lo) * e) : nullptr;
+  if (own) {
+    layout.gather(first, lo * e, mine);
+    layout.gather(first + hi * e, bytes - hi * e, mine + hi * e);
+  } else {
+    layout.gather(first, bytes, mine);
+  }
   seg.post(Segment::posted(step));
   seg.wait(Segment::posted(step), operation);
-  const auto [lo, hi] = slice(bytes / red.element, seg.size(), seg.rank(), red.element);
   if (hi > lo) {
     Sources sources(seg.size());
-    sources.fill(seg, step, lo * red.element);
-    reduce(mine + lo * red.element, sources.data(), seg.size(), hi - lo, red.dtype, red.op);
-    if (red.divisor > 0) mpi::divide(mine + lo * red.element, hi - lo, red.dtype, red.divisor);
+    sources.fill(seg, step, lo * e);
+    if (own) sources.data()[seg.rank()] = own;
+    std::byte* dest = (own_out ? own_out : mine) + lo * e;
+    reduce(dest, sources.data(), seg.size(), hi - lo, red.dtype, red.op);
+    if (red.divisor > 0) mpi::divide(dest, hi - lo, red.dtype, red.divisor);
   }
   seg.post(Segment::finished(step));
   return step;
 }
 
-void copy_out_chunk(const Segment& seg, const Layout& layout, const Reduction& red, std::uint64_t step,
-                    std::size_t first, std::size_t bytes) {
-  for (int r = 0; r < seg.size(); ++r) {
+void copy_out_chunk(Segment& seg, const char* operation, const Layout& layout, const Reduction& red,
+                    std::uint64_t step, std::size_t first, std::size_t bytes, bool own_done) {
+  const auto copy_slice = [&](int r) {
     const auto [lo, hi] = slice(bytes / red.element, seg.size(), r, red.element);
-    if (hi > lo) layout.scatter(first + lo * red.element, (hi - lo) * red.element, seg.half(r, step) + lo * red.element);
-  }
+    if (hi > lo)
+      layout.scatter(first + lo * red.element, (hi - lo) * red.element, seg.half(r, step) + lo * red.element);
+  };
+  // The own slice is ready (and still in the cache): copying it out first fills the wait for the
+  // slower ranks with work.
+  if (!own_done) copy_slice(seg.rank());
+  seg.wait(Segment::finished(step), operation);
+  for (int r = 0; r < seg.size(); ++r)
+    if (r != seg.rank()) copy_slice(r);
 }
 
 void reduce_to_rank(Segment& seg, const char* operation, const Piece& piece, const Reduction& red, int root) {
@@ -41,10 +59,12 @@ void reduce_to_rank(Segment& seg, const char* operation, const Piece& piece, con
   const std::size_t chunk = Segment::half_bytes / red.element * red.element;
   for (std::size_t first = 0; first < piece.bytes; first += chunk) {
     const std::size_t bytes = std::min(chunk, piece.bytes - first);
-    const std::uint64_t step = reduce_chunk(seg, operation, layout, red, first, bytes);
-    if (seg.rank() != root) continue;  // the next step's rule-2 wait keeps the halves safe
-    seg.wait(Segment::finished(step), operation);
-    copy_out_chunk(seg, layout, red, step, first, bytes);
+    // The root's own slice goes straight into its output: only the root reads it.
+    const bool at_root = seg.rank() == root;
+    std::byte* own_out = at_root ? static_cast<std::byte*>(piece.out) + first : nullptr;
+    const std::uint64_t step = reduce_chunk(seg, operation, layout, red, first, bytes, own_out);
+    if (!at_root) continue;  // the next step's rule-2 wait keeps the halves safe
+    copy_out_chunk(seg, operation, layout, red, step, first, bytes, true);
   }
 }
 

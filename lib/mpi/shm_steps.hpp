@@ -56,6 +56,14 @@ class Layout {
       std::memcpy(static_cast<std::byte*>(p.out) + at, from + done, n);
     });
   }
+  // The input bytes [first, first + bytes) when they lie in one piece, else null.
+  const std::byte* input_run(std::size_t first, std::size_t bytes) const {
+    const std::byte* run = nullptr;
+    visit(first, bytes, [&](const Piece& p, std::size_t at, std::size_t done, std::size_t n) {
+      if (done == 0 && n == bytes) run = static_cast<const std::byte*>(p.in) + at;
+    });
+    return run;
+  }
 
  private:
   std::span<const Piece> pieces_;
@@ -99,13 +107,17 @@ inline std::pair<std::size_t, std::size_t> slice(std::size_t n, int ranks, int r
 Reduction reduction_of(DataType dtype, ReduceOp op, int divisor);
 
 /// One chunk of the reduce-scatter: [first, first + bytes) of the message through half `step`.
-/// Returns the step; the chunk's reduced slices are in every rank's half once finished(step) is seen.
+/// Returns the step; the chunk's reduced slices are in every rank's half once finished(step) is
+/// seen, except that with `own_out` (the chunk's place in a reduce root's output, which no other
+/// rank reads) this rank's slice goes straight there.
 std::uint64_t reduce_chunk(Segment& seg, const char* operation, const Layout& layout, const Reduction& red,
-                           std::size_t first, std::size_t bytes);
+                           std::size_t first, std::size_t bytes, std::byte* own_out = nullptr);
 
-/// Copies every rank's reduced slice of the chunk at `first` out of half `step`.
-void copy_out_chunk(const Segment& seg, const Layout& layout, const Reduction& red, std::uint64_t step,
-                    std::size_t first, std::size_t bytes);
+/// Copies every rank's reduced slice of the chunk at `first` out of half `step`: this rank's own
+/// at once (unless `own_done`: reduce_chunk put it there), the others' once their ranks have
+/// finished(step).
+void copy_out_chunk(Segment& seg, const char* operation, const Layout& layout, const Reduction& red,
+                    std::uint64_t step, std::size_t first, std::size_t bytes, bool own_done = false);
 
 /// The reduction of every rank's `piece.in` lands in `piece.out` of rank `root` (of the segment);
 /// other ranks' `out` is untouched.
