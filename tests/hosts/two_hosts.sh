@@ -24,7 +24,7 @@ tap_budget 540  # of meson's 600 s
 cleanup() {
   # Whatever still runs in the namespaces (a daemon a killed mpiexec left behind) goes with them.
   for ns in "$ns_a" "$ns_b"; do
-    if ip netns list 2>/dev/null | grep -qw "$ns"; then
+    if ip netns list 2>/dev/null | grep -w "$ns" >/dev/null; then
       pids=$(ip netns pids "$ns" 2>/dev/null)
       [ -n "$pids" ] && kill -9 $pids 2>/dev/null
       ip netns del "$ns" 2>/dev/null
@@ -45,7 +45,9 @@ bail() { echo "Bail out! $1"; exit 1; }
 command -v ip >/dev/null || bail "ip not found: install iproute2 (tests/setup.sh does)"
 command -v unshare >/dev/null || bail "unshare not found: install util-linux"
 # The launch below is Open MPI's (its rsh agent, hostfile and MCA options).
-if ! ldd "$info" | grep -q 'libmpi\.so\.40'; then
+# grep reads all of ldd's output: with -q it could stop early, ldd then dies of SIGPIPE, and
+# pipefail makes that a (false) "not linked".
+if ! ldd "$info" | grep 'libmpi\.so\.40' >/dev/null; then
   echo "1..0 # SKIP $(basename "$info") is not linked with Open MPI; this test drives Open MPI's mpiexec"
   exit 0
 fi

@@ -114,13 +114,13 @@ if [ -z "$mpi" ]; then
   chosen="the PMI plugin Slurm and ${library:-the MPI library} share"
   if [ "$library" = libmpich.so.12 ]; then
     candidates=(pmi2)   # MPICH's PMI client speaks PMI-2 to srun (under pmix each rank is a singleton)
-  elif command -v ompi_info >/dev/null && ompi_info --parsable | grep -q '^mca:pmix:ext'; then
+  elif command -v ompi_info >/dev/null && ompi_info --parsable | grep '^mca:pmix:ext' >/dev/null; then
     candidates=(pmix)   # Open MPI talks PMIx to srun; Debian builds it without Slurm's PMI-2 library
   else
     candidates=(pmix pmi2)
   fi
   for c in "${candidates[@]}"; do
-    if echo "$plugins" | grep -qw "$c"; then mpi=$c; break; fi
+    if grep -qw "$c" <<<"$plugins"; then mpi=$c; break; fi
   done
 fi
 [ -n "$mpi" ] || bail "no PMI plugin shared by Slurm and MPI (srun --mpi=list above)"
