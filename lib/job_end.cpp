@@ -2,10 +2,10 @@
 
 #include <signal.h>
 
-#include <cerrno>
 #include <ctime>
 
 #include "mpi/abort.hpp"
+#include "peer_view.hpp"
 #include "progress_record.hpp"
 #include "watchdog.hpp"
 
@@ -19,10 +19,6 @@ constexpr std::int64_t watchdog_lag_ns = 1'500'000'000;
 // job still ends within its timeout + 5 s.
 constexpr std::int64_t longest_wait_ns = 2'000'000'000;
 constexpr std::int64_t answer_wait_ns = 1'000'000'000;
-
-bool process_alive(std::uint64_t pid) noexcept {
-  return pid != 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH);
-}
 
 // Whether `peer` is about to print a report of its own: it is printing one, or it waits in a
 // collective whose timeout it acts on before `horizon`.

@@ -11,11 +11,11 @@ namespace {
 // A watchdog ticks ten times a second: three seconds without a tick means it (or its process) stopped.
 constexpr std::int64_t silent_after_ns = 3'000'000'000LL;
 
-bool process_gone(std::uint64_t pid) noexcept {
-  return pid != 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
-}
-
 }  // namespace
+
+bool process_alive(std::uint64_t pid) noexcept {
+  return pid != 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH);
+}
 
 const CommProgress* progress_of(const RankRecord& record, std::uint64_t key) noexcept {
   for (const auto& slot : record.header.comms)
@@ -54,7 +54,7 @@ PeerView view_of(const RankRecord& peer, std::uint64_t key, std::uint64_t seq, s
     view.flags |= PeerView::has_progress;
     view.started = progress->started.load(std::memory_order_acquire);
   }
-  if (process_gone(view.pid)) view.flags |= PeerView::gone;
+  if (view.pid != 0 && !process_alive(view.pid)) view.flags |= PeerView::gone;
   if (h.finished.load()) view.flags |= PeerView::finished;
   if (!h.finished.load() && now - h.heartbeat_ns.load() > silent_after_ns) view.flags |= PeerView::silent;
   view.last_done = read_entry(peer, h.last_done.load(std::memory_order_acquire));

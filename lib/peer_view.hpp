@@ -31,6 +31,10 @@ struct PeerView {
   bool has(std::uint32_t flag) const noexcept { return (flags & flag) != 0; }
 };
 
+/// Whether process `pid` of this host still exists (a zombie too); false for 0, a record not yet
+/// filled in.
+bool process_alive(std::uint64_t pid) noexcept;
+
 /// `peer`'s view for call `seq` of communicator `key`, at `now` (this host's steady clock).
 PeerView view_of(const RankRecord& peer, std::uint64_t key, std::uint64_t seq, std::int64_t now);
 

@@ -53,6 +53,11 @@ bool read_progress(const CommProgress& slot, std::uint64_t& done, std::uint64_t&
   return slot.version.load(std::memory_order_relaxed) == before;
 }
 
+bool comparable_progress(const CommProgress* slot, std::uint64_t& done, std::uint64_t& hash) noexcept {
+  return slot != nullptr && slot->key.load(std::memory_order_acquire) != 0 && read_progress(*slot, done, hash) &&
+         done != 0 && slot->failed_at.load() == 0;
+}
+
 ProgressBoard::ProgressBoard(MPI_Comm world, int world_rank, std::uint32_t capacity, const char* host) {
   const auto bytes = static_cast<MPI_Aint>(RankRecord::bytes(capacity));
   void* base = nullptr;

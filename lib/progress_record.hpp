@@ -101,4 +101,8 @@ EntrySnapshot read_entry(const RankRecord& record, std::uint64_t id) noexcept;
 /// (done, hash) of `slot`, read consistently; false while the owner was writing it.
 bool read_progress(const CommProgress& slot, std::uint64_t& done, std::uint64_t& hash) noexcept;
 
+/// (done, hash) of `slot` when the consistency checks may compare it: a slot in use, at least one
+/// call finished, not failed (a failed communicator stops counting), read consistently.
+bool comparable_progress(const CommProgress* slot, std::uint64_t& done, std::uint64_t& hash) noexcept;
+
 }  // namespace mpidist::detail

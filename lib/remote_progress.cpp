@@ -151,9 +151,8 @@ std::vector<std::byte> RemoteProgress::answer_hashes(const std::byte* body, std:
   for (const HashClaim& claim : read_array<HashClaim>(body, size)) {
     for (const int world_rank : board_.host_ranks()) {
       const RankRecord* peer = board_.peer(world_rank);
-      const CommProgress* slot = peer ? progress_of(*peer, claim.key) : nullptr;
       std::uint64_t done = 0, hash = 0;
-      if (slot == nullptr || !read_progress(*slot, done, hash) || slot->failed_at.load() != 0) continue;
+      if (!comparable_progress(peer ? progress_of(*peer, claim.key) : nullptr, done, hash)) continue;
       if (done != claim.done || hash == claim.hash) continue;
       answer.here = claim.world_rank;
       answer.there = world_rank;
@@ -261,9 +260,7 @@ HashConflict RemoteProgress::compare_hashes(double patience_seconds) {
     if (record == nullptr) continue;
     for (const auto& slot : record->header.comms) {
       HashClaim claim{world_rank, 0, slot.key.load(std::memory_order_acquire), 0, 0};
-      if (claim.key == 0 || !read_progress(slot, claim.done, claim.hash) || claim.done == 0 || slot.failed_at.load() != 0)
-        continue;
-      claims.push_back(claim);
+      if (comparable_progress(&slot, claim.done, claim.hash)) claims.push_back(claim);
     }
   }
   if (claims.empty()) return conflict;

@@ -3,7 +3,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -252,13 +251,12 @@ void Watchdog::check_consistency() {
   for (const auto& slot : mine.header.comms) {
     const auto key = slot.key.load(std::memory_order_acquire);
     std::uint64_t done = 0, hash = 0;
-    if (key == 0 || !read_progress(slot, done, hash) || done == 0 || slot.failed_at.load() != 0) continue;
+    if (!comparable_progress(&slot, done, hash)) continue;
     for (const int peer_rank : ctx_.board->host_ranks()) {
       const RankRecord* peer = ctx_.board->peer(peer_rank);
       if (peer == nullptr || peer == &mine) continue;
-      const CommProgress* theirs = progress_of(*peer, key);
       std::uint64_t peer_done = 0, peer_hash = 0;
-      if (theirs == nullptr || !read_progress(*theirs, peer_done, peer_hash) || theirs->failed_at.load() != 0) continue;
+      if (!comparable_progress(progress_of(*peer, key), peer_done, peer_hash)) continue;
       if (peer_done != done || peer_hash == hash) continue;
       report_inconsistency(key, done, first_difference(ctx_, key, mine.header.world_rank, completed_calls(mine, key),
                                                        peer_rank, completed_calls(*peer, key)));

@@ -3,9 +3,10 @@
 # (./build) and against MPICH (./build-mpich, or $MPIDIST_MPICH_BUILD_DIR; MPIDIST_MPICH=0 leaves
 # it out), then one last line "N passed, N failed" counting the test cases of all. Extra arguments
 # go to both `meson test` runs (e.g. --suite guards); the MPICH run has MPIDIST_VALIDATE=1 and
-# MPIDIST_TIMEOUT=60 (see below). With MPIDIST_SANITIZE=1 the suite also runs
-# once more under ASan/UBSan with validation and a short watchdog (tests/sanitize.sh), and with
-# MPIDIST_FUZZ=1 the fuzz targets run for 60 s each (tests/fuzz/run.sh).
+# MPIDIST_TIMEOUT=60 (see below). With MPIDIST_SANITIZE=1 the suite's programs also run under
+# ASan/UBSan with validation and a short watchdog (tests/sanitize.sh), each once at its richest
+# rank counts, and the plain Open MPI run leaves those runs to it; with MPIDIST_FUZZ=1 the fuzz
+# targets run for 60 s each (tests/fuzz/run.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 mpidist_build_mpich=${MPIDIST_MPICH_BUILD_DIR:-$mpidist_root/build-mpich}
 mpis=(openmpi)
@@ -15,6 +16,8 @@ if [ "${MPIDIST_MPICH:-1}" = 1 ]; then
   mpis+=(mpich)
 fi
 
+sanitize=0
+[ $# -eq 0 ] && [ "${MPIDIST_SANITIZE:-0}" = 1 ] && sanitize=1
 status=0
 for mpi in "${mpis[@]}"; do
   # The MPICH run doubles as the suite's run with every check on: each collective first agrees on
@@ -22,14 +25,21 @@ for mpi in "${mpis[@]}"; do
   # raises a false alarm. The Open MPI run keeps the defaults. Tests that need a setting set it.
   build=$mpidist_build checks=()
   [ "$mpi" = mpich ] && build=$mpidist_build_mpich checks=(MPIDIST_VALIDATE=1 MPIDIST_TIMEOUT=60)
+  tests=("$@")
+  if [ "$mpi" = openmpi ] && [ $sanitize = 1 ]; then
+    # The sanitizer stage runs these on Open MPI, instrumented, with every check on: not twice.
+    mapfile -t tests < <(meson test -C "$build" --list 2>/dev/null | sed 's|.* / ||' |
+                         grep -vxF -f <("$mpidist_root/tests/sanitize.sh" --list))
+    echo "== openmpi: the sanitizer stage runs $("$mpidist_root/tests/sanitize.sh" --list | wc -l) of the suite's runs; these ${#tests[@]} run here =="
+  fi
   echo "== $mpi: ${checks[*]:+${checks[*]} }meson test -C $build =="
   start=$SECONDS
-  env "${checks[@]}" meson test -C "$build" --print-errorlogs "$@" || status=$?
+  env "${checks[@]}" meson test -C "$build" --print-errorlogs "${tests[@]}" || status=$?
   echo "== $mpi: $((SECONDS - start)) s =="
 done
 logs=("openmpi=$mpidist_build/meson-logs")
 [ "${#mpis[@]}" -gt 1 ] && logs+=("mpich=$mpidist_build_mpich/meson-logs")
-if [ $# -eq 0 ] && [ "${MPIDIST_SANITIZE:-0}" = 1 ]; then
+if [ $sanitize = 1 ]; then
   start=$SECONDS
   "$mpidist_root/tests/sanitize.sh" || status=$((status ? status : 1))
   echo "== sanitize: $((SECONDS - start)) s =="

@@ -35,7 +35,7 @@ struct Case {
   int ranks;
   const char* env;
   std::vector<std::string> lines;  // lines the text report must hold
-  std::vector<int> never_joined;   // --json: first_incomplete.never_joined ranks
+  std::vector<int> never_joined;   // ranks the report must list as never joined (others listed must lack a dump)
   std::vector<int> missing_dumps;  // --json: ranks that must be in missing_dumps
   std::vector<int> odd_group;      // --json: the mismatch's group of the odd rank (empty: no mismatch)
 };
@@ -45,12 +45,11 @@ struct Case {
 // (Open MPI's SIGTERM; Hydra's SIGTERM and SIGKILL together leave a killed rank's job no dump).
 const Case cases[] = {
     {"skip-barrier", 3, "MPIDIST_TIMEOUT=3",
-     {"first incomplete collective: #4 on world: barrier", "  never joined: rank 1"}, {1}, {}, {}},
+     {"first incomplete collective: #4 on world: barrier"}, {1}, {}, {}},
     {"skip-all-reduce 2", 4, "MPIDIST_TIMEOUT=3",
-     {"first incomplete collective: #4 on world: all_reduce 1024 float32 sum", "  never joined: rank 2"}, {2}, {}, {}},
+     {"first incomplete collective: #4 on world: all_reduce 1024 float32 sum"}, {2}, {}, {}},
     {"skip-object-broadcast", 3, "MPIDIST_TIMEOUT=3",
-     {"first incomplete collective: #4 on world: broadcast 1 std::string root 0", "  never joined: rank 1"},
-     {1}, {}, {}},
+     {"first incomplete collective: #4 on world: broadcast 1 std::string root 0"}, {1}, {}, {}},
     {"count 1 catch", 3, "MPIDIST_VALIDATE=0 MPIDIST_TIMEOUT=4",
      {"  #4 on world: ranks 0,2 all_reduce 1024 float32 sum; rank 1 all_reduce 1000 float32 sum"}, {}, {}, {1}},
     {"dtype 1 catch", 3, "MPIDIST_VALIDATE=0 MPIDIST_TIMEOUT=4",
@@ -88,17 +87,11 @@ bool has_mismatch_group(const Json& analysis, const std::vector<int>& ranks) {
   return false;
 }
 
-// The ranks of the text report's "no dump" line ("  rank 1: no dump (...)" or
-// "  ranks 1,3: no dump (...)", with ranges as "0-2"); empty when there is no such line.
-std::vector<int> ranks_without_dump(const std::string& text) {
-  const std::string suffix = ": no dump (killed, e.g. SIGKILL, or never got to write one)";
+// The ranks of a list as the report prints it: "rank 2", "ranks 1,3", "ranks 0-2,5".
+std::vector<int> parse_ranks(const std::string& list) {
   std::vector<int> out;
-  std::size_t end = text.find(suffix + "\n");
-  if (end == std::string::npos) return out;
-  const std::size_t begin = text.rfind('\n', end) + 1;
-  std::string list = text.substr(begin, end - begin);
-  list = list.substr(list.find_first_of("0123456789"));
-  for (std::size_t at = 0; at < list.size();) {
+  const std::size_t digits = list.find_first_of("0123456789");
+  for (std::size_t at = digits; at != std::string::npos && at < list.size();) {
     std::size_t comma = list.find(',', at);
     if (comma == std::string::npos) comma = list.size();
     const std::string item = list.substr(at, comma - at);
@@ -110,6 +103,17 @@ std::vector<int> ranks_without_dump(const std::string& text) {
   }
   return out;
 }
+
+// The text report's line holding `marker`, without the marker; empty when there is none.
+std::string line_without(const std::string& text, const std::string& marker) {
+  const std::size_t at = text.find(marker);
+  if (at == std::string::npos) return {};
+  const std::size_t begin = text.rfind('\n', at) + 1;  // npos + 1 == 0: the first line
+  const std::size_t end = text.find('\n', at);
+  return text.substr(begin, at - begin) + text.substr(at + marker.size(), end - at - marker.size());
+}
+
+bool holds(const std::vector<int>& ranks, int rank) { return std::find(ranks.begin(), ranks.end(), rank) != ranks.end(); }
 
 std::string fresh_dir(const std::string& scenario) {
   std::string name = scenario;
@@ -151,16 +155,26 @@ TEST(TraceOnRealDumps, NamesMissingRanksMismatchesAndKilledRanks) {
     const auto json = run_command(program("MPIDIST_TRACE") + " --json " + dir + " 2>/dev/null", 30);
     ASSERT_EQ(json.exit_code, 0) << json.output;
     const Json analysis = mpidist::trace::parse_json(json.output, "mpidist-trace --json");
+    // The skipping rank is certain; when a survivor is killed before it dumps (more likely on a
+    // loaded machine or under ASan), the analyzer cannot tell where it was and lists it too.
     if (!c.never_joined.empty()) {
-      EXPECT_EQ(never_joined(analysis), c.never_joined) << json.output;
+      const auto listed = parse_ranks(line_without(text.output, "  never joined: "));
+      const auto joined_not = never_joined(analysis);
+      const auto dumpless = ranks_of(field(analysis, "missing_dumps"));
+      for (int rank : c.never_joined) {
+        EXPECT_TRUE(holds(listed, rank)) << "rank " << rank << " not listed as never joined in:\n" << text.output;
+        EXPECT_TRUE(holds(joined_not, rank)) << json.output;
+      }
+      for (int rank : joined_not)
+        EXPECT_TRUE(holds(c.never_joined, rank) || holds(dumpless, rank))
+            << "rank " << rank << " has a dump yet is listed as never joined:\n" << json.output;
     }
     // A survivor may be killed before its SIGTERM dump is written (the CI saw "ranks 1,3: no
     // dump"): only the killed rank is certain, in the text and in the JSON.
     for (int rank : c.missing_dumps) {
-      const auto missing = ranks_of(field(analysis, "missing_dumps"));
-      EXPECT_NE(std::find(missing.begin(), missing.end(), rank), missing.end()) << json.output;
-      const auto listed = ranks_without_dump(text.output);
-      EXPECT_NE(std::find(listed.begin(), listed.end(), rank), listed.end())
+      EXPECT_TRUE(holds(ranks_of(field(analysis, "missing_dumps")), rank)) << json.output;
+      EXPECT_TRUE(holds(parse_ranks(line_without(text.output, ": no dump (killed, e.g. SIGKILL, or never got to write one)")),
+                        rank))
           << "rank " << rank << " not listed without a dump in:\n" << text.output << "\njob:\n" << job.output;
     }
     if (!c.odd_group.empty()) {
