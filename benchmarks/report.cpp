@@ -99,7 +99,10 @@ std::string to_json(const RunInfo& info, const std::vector<Result>& results) {
   j << "{\"op\": " << json_quote(info.op) << ", \"ranks\": " << info.ranks << ", \"nodes\": " << info.nodes
     << ", \"backend\": " << json_quote(info.backend) << ", \"dtype\": " << json_quote(info.dtype)
     << ", \"redop\": " << json_quote(info.redop) << ", \"mpi_library\": " << json_quote(info.mpi_library)
-    << ", \"date\": " << json_quote(info.date) << ",\n \"results\": [";
+    << ", \"date\": " << json_quote(info.date);
+  // Host tensor ops: the memcpy reference of this run, for bounds computed from the JSON alone.
+  if (info.memcpy_gbps > 0) j << ", \"memcpy_gbps\": " << fmt("%.4f", info.memcpy_gbps);
+  j << ",\n \"results\": [";
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
     j << (i ? ",\n  " : "\n  ")

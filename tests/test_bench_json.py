@@ -27,7 +27,9 @@ def close(a, b, rel=2e-3, abs_=2e-4):
 def check_run(run, op, ranks, groups=None):
     """groups: the --group sizes in order (None: one section, the world)."""
     groups = groups or [ranks]
-    assert set(run) == RUN_KEYS, f"run keys {sorted(run)}"
+    # Host tensor ops (all of these) carry the run's memcpy reference.
+    assert set(run) == RUN_KEYS | {"memcpy_gbps"}, f"run keys {sorted(run)}"
+    assert run["memcpy_gbps"] > 0, run["memcpy_gbps"]
     assert run["op"] == op and run["ranks"] == ranks and run["nodes"] >= 1, run
     assert run["backend"] == "mpi" and run["dtype"] == "float32", run
     assert isinstance(run["mpi_library"], str) and run["mpi_library"], run
