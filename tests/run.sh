@@ -3,10 +3,9 @@
 # (./build) and against MPICH (./build-mpich, or $MPIDIST_MPICH_BUILD_DIR; MPIDIST_MPICH=0 leaves
 # it out), then one last line "N passed, N failed" counting the test cases of all. Extra arguments
 # go to both `meson test` runs (e.g. --suite guards); the MPICH run has MPIDIST_VALIDATE=1 and
-# MPIDIST_TIMEOUT=60 (see below). With MPIDIST_SANITIZE=1 the suite's programs also run under
-# ASan/UBSan with validation and a short watchdog (tests/sanitize.sh), each once at its richest
-# rank counts, and the plain Open MPI run leaves those runs to it; with MPIDIST_FUZZ=1 the fuzz
-# targets run for 60 s each (tests/fuzz/run.sh).
+# MPIDIST_TIMEOUT=60 (see below). With MPIDIST_SANITIZE=1 the suite also runs under ASan/UBSan
+# with validation and a short watchdog (tests/sanitize.sh), and the plain Open MPI run leaves
+# those runs to it; with MPIDIST_FUZZ=1 the fuzz targets run for 60 s each (tests/fuzz/run.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 mpidist_build_mpich=${MPIDIST_MPICH_BUILD_DIR:-$mpidist_root/build-mpich}
 mpis=(openmpi)
@@ -28,9 +27,9 @@ for mpi in "${mpis[@]}"; do
   tests=("$@")
   if [ "$mpi" = openmpi ] && [ $sanitize = 1 ]; then
     # The sanitizer stage runs these on Open MPI, instrumented, with every check on: not twice.
-    mapfile -t tests < <(meson test -C "$build" --no-rebuild --list 2>/dev/null | grep ' / ' | sed 's|.* / ||' |
-                         grep -vxF -f <("$mpidist_root/tests/sanitize.sh" --list))
-    echo "== openmpi: $("$mpidist_root/tests/sanitize.sh" --list | wc -l) runs left to the sanitizer stage; these ${#tests[@]} run here =="
+    mapfile -t all < <(meson test -C "$build" --no-rebuild --list 2>/dev/null | grep ' / ' | sed 's|.* / ||')
+    mapfile -t tests < <(printf '%s\n' "${all[@]}" | grep -vxF -f <(printf '%s\n' "${all[@]}" | "$mpidist_root/tests/sanitize.sh" --filter))
+    echo "== openmpi: $((${#all[@]} - ${#tests[@]})) runs left to the sanitizer stage; these ${#tests[@]} run here =="
   fi
   echo "== $mpi: ${checks[*]:+${checks[*]} }meson test -C $build =="
   start=$SECONDS
