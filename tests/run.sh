@@ -26,9 +26,9 @@ for mpi in "${mpis[@]}"; do
   [ "$mpi" = mpich ] && build=$mpidist_build_mpich checks=(MPIDIST_VALIDATE=1 MPIDIST_TIMEOUT=60)
   tests=("$@")
   if [ "$mpi" = openmpi ] && [ $sanitize = 1 ]; then
-    # The sanitizer stage runs these on Open MPI, instrumented, with every check on: not twice.
-    mapfile -t all < <(meson test -C "$build" --no-rebuild --list 2>/dev/null | grep ' / ' | sed 's|.* / ||')
-    mapfile -t tests < <(printf '%s\n' "${all[@]}" | grep -vxF -f <(printf '%s\n' "${all[@]}" | "$mpidist_root/tests/sanitize.sh" --filter))
+    # The sanitizer stage runs the rest on Open MPI, instrumented, with every check on: not twice.
+    mapfile -t all < <(mpidist_test_names "$build")
+    mapfile -t tests < <(printf '%s\n' "${all[@]}" | "$mpidist_root/tests/sanitize.sh" --plain)
     echo "== openmpi: $((${#all[@]} - ${#tests[@]})) runs left to the sanitizer stage; these ${#tests[@]} run here =="
   fi
   echo "== $mpi: ${checks[*]:+${checks[*]} }meson test -C $build =="

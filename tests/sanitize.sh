@@ -3,21 +3,21 @@
 # mpiexec, with MPIDIST_VALIDATE=1 and a short watchdog (MPIDIST_TIMEOUT=60): one run proves
 # both that nothing leaks or misbehaves and that the checks raise no false alarms.
 #   tests/sanitize.sh [meson test arguments]     (build dir: $MPIDIST_SANITIZE_BUILD_DIR or build-sanitize)
-#   tests/sanitize.sh --filter < NAMES           (of the test names on stdin, the ones this runs)
+#   tests/sanitize.sh --plain < NAMES            (of the test names on stdin, the ones the plain run keeps)
 # Leaks inside Open MPI's runtime are suppressed (tests/sanitizers/lsan.supp), never ours.
 # Without arguments it runs every run of the suite but the ones below, which stay with the plain
 # runs: objects-huge (7 GB of payloads, minutes under ASan), packaging (it builds other projects,
 # which do not take the sanitizers), compile-fail (it only compiles) and the benchmarks (not built
 # here: their smoke tests start 40 jobs, 4 minutes under ASan, through library paths the suites
-# take). tests/run.sh leaves what this runs out of its plain Open MPI run when both run: every run
+# take). When both run, tests/run.sh's plain Open MPI run keeps only these (--plain): every run
 # still happens once on Open MPI, and all of them plain on MPICH.
 set -euo pipefail
 plain_only='^(objects-huge-np2|subproject-consumer|install-pkgconfig|cmake-package|compile-fail-.*|bench-.*)$'
 # Runs with cases that skip under MPIDIST_VALIDATE=1 (objects' crafted frames bypass the
 # agreement): the plain Open MPI run keeps them too.
 also_plain='^(objects-np4)$'
-if [ "${1:-}" = --filter ]; then
-  grep -vE "$plain_only" | grep -vE "$also_plain" || true
+if [ "${1:-}" = --plain ]; then
+  grep -E "$plain_only|$also_plain" || true
   exit 0
 fi
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"   # packages, Open MPI settings, and the plain build
@@ -38,8 +38,7 @@ export LSAN_OPTIONS=suppressions=$mpidist_root/tests/sanitizers/lsan.supp:print_
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export MPIDIST_VALIDATE=1 MPIDIST_TIMEOUT=60
 if [ $# -eq 0 ]; then
-  mapfile -t runs < <(meson test -C "$build" --no-rebuild --list 2>/dev/null | grep ' / ' | sed 's|.* / ||' |
-                      grep -vE "$plain_only")
+  mapfile -t runs < <(mpidist_test_names "$build" | grep -vE "$plain_only")
   set -- "${runs[@]}"
 fi
 status=0

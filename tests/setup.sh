@@ -37,5 +37,9 @@ mpidist_configure() {
     meson setup "$dir" "$mpidist_root" "$@" >/dev/null || meson setup "$dir" "$mpidist_root" "$@"
   fi
 }
+# mpidist_test_names BUILD_DIR: the names of the build's test runs, one per line.
+mpidist_test_names() {
+  meson test -C "$1" --no-rebuild --list 2>/dev/null | grep ' / ' | sed 's|.* / ||'
+}
 mpidist_configure "$mpidist_build" -Dmpi=openmpi
 ninja -C "$mpidist_build"
