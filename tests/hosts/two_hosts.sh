@@ -130,6 +130,11 @@ done
 watchdog_reports() {  # every rank's watchdog report in $tmp/err: its first line and the indented ones after it
   awk '/\] watchdog:/ {on = 1; print; next} on && /^  / {print; next} {on = 0}' "$tmp/err"
 }
+# How the launcher saw the processes end, kept in the log of the watchdog cases: their exit status
+# alone does not say (CI saw 143 and 139 here: a rank's SIGTERM, or a segmentation fault, first).
+how_processes_ended() {
+  grep -E "exited on signal|Process received signal|Signal: |AddressSanitizer|runtime error" "$tmp/err" | note || true
+}
 if [ -n "${FAULT_PROBE:-}" ]; then
   last=$((ranks - 1))
   for level in multiple funneled; do
@@ -142,6 +147,7 @@ if [ -n "${FAULT_PROBE:-}" ]; then
     rc=$? took=$((SECONDS - start))
     reports=$(watchdog_reports)
     note <<<"$reports"
+    how_processes_ended
     label="[$layout] watchdog at $level: rank $last on $host_b skips a barrier"
     why=""
     if ((rc == 0)) || ((took > 3 + 10 + info_took)); then
