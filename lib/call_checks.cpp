@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "agreement.hpp"
 #include "context.hpp"
+#include "flight_recorder.hpp"
 #include "group.hpp"
 #include "outcome.hpp"
 #include "settings.hpp"
@@ -19,41 +21,40 @@
 namespace mpidist::detail {
 namespace {
 
-constexpr std::array<const char*, 5> kind_names{"all_reduce", "broadcast", "all_gather", "reduce_scatter", "reduce"};
+// The fields of a tensor call's record that the ranks must share, as the Error names them.
+constexpr std::array<std::pair<CallRecord::Field, const char*>, 5> compared{{{CallRecord::Count, "element count"},
+                                                                          {CallRecord::Dtype, "element type"},
+                                                                          {CallRecord::Reduce, "reduction"},
+                                                                          {CallRecord::Root, "root"},
+                                                                          {CallRecord::Route, "backend"}}};
 
-// What every rank must agree on; field 0 says whether the rank's own arguments were bad.
-enum Field { Failed, Kind, Count, Dtype, Op, Root, Route, field_count };
-constexpr std::array<const char*, field_count> field_names{"", "collective", "element count", "element type",
-                                                           "reduction", "root", "backend"};
-using Shape = std::array<std::int64_t, field_count>;
-static_assert(sizeof(Shape) == field_count * sizeof(std::int64_t), "gathered as one array of int64");
-
-std::string describe(Field field, std::int64_t value) {
+std::string describe(CallRecord::Field field, std::int64_t value) {
   switch (field) {
-    case Kind: return kind_names[static_cast<std::size_t>(value)];
-    case Dtype: return std::string(to_string(static_cast<DataType>(value)));
-    case Op: return std::string(to_string(static_cast<ReduceOp>(value)));
-    case Route: return std::string(transports()[static_cast<std::size_t>(value)].name);
+    case CallRecord::Dtype: return std::string(to_string(static_cast<DataType>(value)));
+    case CallRecord::Reduce: return std::string(to_string(static_cast<ReduceOp>(value)));
+    case CallRecord::Route: return std::string(transports()[static_cast<std::size_t>(value)].name);
     default: return std::to_string(value);
   }
 }
 
-// The slow path, taken only when the fast check found a difference: gather every rank's shape and
-// name who differs in the first field that differs.
-[[noreturn]] void report_mismatch(const Call& call, MPI_Comm comm, const Shape& mine) {
+// The slow path, taken only when the agreement found a difference: gather every rank's record and
+// name who differs in the first field that differs. Every rank raises it, so they stay in step.
+[[noreturn]] void report_mismatch(const Call& call, const CallRecord& mine) {
   const auto ranks = static_cast<std::size_t>(call.size);
-  std::vector<Shape> all(ranks);
-  MPIDIST_MPI_CHECK(MPI_Allgather(mine.data(), field_count, MPI_INT64_T, all.data(), field_count, MPI_INT64_T, comm));
-  for (std::size_t f = Kind; f < field_count; ++f) {
+  std::vector<CallRecord> all(ranks, mine);
+  MPIDIST_MPI_CHECK(MPI_Allgather(mine.value.data(), CallRecord::field_count, MPI_INT64_T, all.data(),
+                                  CallRecord::field_count, MPI_INT64_T, call.group->control));
+  call.group->failed_in_step = true;
+  for (const auto& [f, name] : compared) {
     bool differs = false;
-    for (const Shape& other : all) differs |= other[f] != all[0][f];
+    for (const CallRecord& other : all) differs |= other[f] != all[0][f];
     if (!differs) continue;
-    std::string detail = std::string("ranks disagree on the ") + field_names[f] + ":";
+    std::string detail = std::string("ranks disagree on the ") + name + ":";
     for (std::size_t r = 0; r < ranks; ++r)
-      detail += std::string(r ? "," : "") + " rank " + std::to_string(r) + " has " + describe(static_cast<Field>(f), all[r][f]);
+      detail += std::string(r ? "," : "") + " rank " + std::to_string(r) + " has " + describe(f, all[r][f]);
     throw Error(call.name, detail);
   }
-  throw Error(call.name, "ranks disagree on the call");  // unreachable: the fast check saw a difference
+  throw Error(call.name, "ranks disagree on the call");  // unreachable: the agreement saw a difference
 }
 
 }  // namespace
@@ -90,34 +91,35 @@ void check_local_arguments(CollectiveKind kind, const char* name, const BufferVi
                           ", out on " + (out.device() < 0 ? "host" : "cuda:" + std::to_string(out.device())));
 }
 
+Fingerprint fingerprint_of(const Call& call) {
+  const bool rooted = call.kind == CollectiveKind::Broadcast || call.kind == CollectiveKind::Reduce;
+  return Fingerprint{call.name, call.count, 0, static_cast<int>(call.dtype), rooted ? call.root : -1,
+                     reduces(call) ? static_cast<int>(call.op) : -1, nullptr, 0, false};
+}
+
 void agree_on_call(const Call& call, const Transport* transport, std::exception_ptr local) {
-  if (call.size == 1 || !settings(call.name).validate) {
+  if (call.size == 1) {
     if (local) std::rethrow_exception(local);
     return;
   }
-  Shape mine{};
-  mine[Failed] = local ? 1 : 0;
-  if (!local)
-    mine = {0, static_cast<std::int64_t>(call.kind), static_cast<std::int64_t>(call.count),
-            static_cast<std::int64_t>(call.dtype), static_cast<std::int64_t>(call.op), call.root,
-            static_cast<std::int64_t>(transport - transports().data())};
-  // One small reduction decides: max(x) == -max(-x) for every field means all ranks agree.
-  std::array<std::int64_t, 2 * field_count> both{};
-  for (std::size_t f = 0; f < field_count; ++f) {
-    both[f] = mine[f];
-    both[field_count + f] = -mine[f];
+  if (!settings(call.name).validate) {
+    // Nobody else checked this rank's arguments: whether the ranks are still in step is voted.
+    if (local) vote_on_local_failure(*call.group, fingerprint_of(call), local);
+    return;
   }
-  const MPI_Comm control = call.group->control;
-  const Deadline deadline(call.name, call.group);
-  MPI_Request request = MPI_REQUEST_NULL;
-  MPIDIST_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, both.data(), 2 * field_count, MPI_INT64_T, MPI_MAX, control, &request));
-  wait_or_time_out(call.name, deadline, request, "the other ranks to join the collective");
-  if (both[Failed] != 0) {
-    agree_on_outcome(control, call.name, local);  // throws on every rank
-    throw Error(call.name, "another rank failed");  // not reached; keeps the contract visible
+  CallRecord mine(call.name, call.group->sequence);
+  mine[CallRecord::Failed] = local ? 1 : 0;
+  if (!local) {
+    mine[CallRecord::Count] = static_cast<std::int64_t>(call.count);
+    mine[CallRecord::Dtype] = static_cast<std::int64_t>(call.dtype);
+    mine[CallRecord::Reduce] = static_cast<std::int64_t>(call.op);
+    mine[CallRecord::Root] = call.root;
+    mine[CallRecord::Route] = static_cast<std::int64_t>(transport - transports().data());
   }
-  for (std::size_t f = Kind; f < field_count; ++f)
-    if (both[f] != -both[field_count + f]) report_mismatch(call, control, mine);
+  const Verdict verdict = agree_on_record(*call.group, fingerprint_of(call), mine);
+  if (verdict.any_failed()) throw_agreed_failure(*call.group, call.name, local);
+  for (const auto& [f, name] : compared)
+    if (!verdict.same(f)) report_mismatch(call, mine);
 }
 
 }  // namespace mpidist::detail

@@ -26,20 +26,16 @@ namespace {
 // MPIDIST_VALIDATE: every rank's fingerprint must be the same before the call moves data; else
 // the same Error on every rank, each rank's call side by side.
 void agree_on_fingerprint(Group& group, const Fingerprint& call, std::uint64_t fingerprint) {
-  const std::int64_t mine = static_cast<std::int64_t>(fingerprint >> 1);
-  std::int64_t both[2] = {mine, -mine};
-  MPI_Request request = MPI_REQUEST_NULL;
-  MPIDIST_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, both, 2, MPI_INT64_T, MPI_MAX, group.control, &request));
-  wait_or_time_out(call.op, Deadline(call.op, &group), request, "the other ranks to join the collective");
-  if (both[0] == -both[1]) return;
-  EntrySnapshot shape;
-  std::snprintf(shape.op, op_name_size, "%s", call.op);
-  std::snprintf(shape.type, type_name_size, "%s", call.type ? call.type : "");
-  shape.count = call.count, shape.dtype = call.dtype, shape.root = call.root, shape.reduce = call.reduce;
-  const auto all = all_gather_text(group.control, describe_call(shape));
-  std::string detail = "ranks called different collectives:";
-  for (std::size_t r = 0; r < all.size(); ++r) detail += (r ? "; rank " : " rank ") + std::to_string(r) + " " + all[r];
-  throw Error(group.name, call.op, detail);
+  CallRecord mine(call.op, group.sequence);
+  mine[CallRecord::Detail] = static_cast<std::int64_t>(fingerprint >> 1);
+  const Verdict verdict = agree_on_record(group, call, mine);
+  if (!verdict.same(CallRecord::Detail)) {
+    const auto all = all_gather_text(group.control, describe_call(snapshot_of(call)));
+    std::string detail = "ranks called different collectives:";
+    for (std::size_t r = 0; r < all.size(); ++r) detail += (r ? "; rank " : " rank ") + std::to_string(r) + " " + all[r];
+    group.failed_in_step = true;
+    throw Error(group.name, call.op, detail);
+  }
 }
 
 }  // namespace
@@ -56,9 +52,12 @@ CallTicket start_call(Group& group, const Fingerprint& call, bool in_sequence) {
                         "ThreadLevel::" + std::string(ctx->thread_level == MPI_THREAD_SINGLE ? "Single" : "Funneled") +
                         "; initialize with ThreadLevel::Serialized or ThreadLevel::Multiple");
   CallTicket ticket{&group, 0, false};
+  ticket.op = call.op;
   std::uintptr_t idle = 0;
   if (group.owner.compare_exchange_strong(idle, me, std::memory_order_acquire)) {
     ticket.owns = true;
+    group.failed_in_step = false;
+    group.hash_after_failure.reset();
   } else if (idle != me) {
     refuse(group, call, "another thread of this rank is inside a collective on this communicator; calls from two "
                         "threads at once would be matched against each other across ranks. Give each thread its "
@@ -91,14 +90,30 @@ CallTicket start_call(Group& group, const Fingerprint& call, bool in_sequence) {
 void finish_call(const CallTicket& ticket, bool failed) noexcept {
   Group* group = ticket.group;
   if (group == nullptr) return;
-  // A call that failed leaves the hash alone: when validation stops a mismatch on every rank, the
-  // ranks stay consistent; a call that completed with different arguments makes them differ.
+  // A failure that every rank raised alike (an agreement's verdict) leaves the ranks in step and
+  // the hash alone. Any other may have left them out of step (a timeout, a lost peer, a transport
+  // error, this rank's own bad arguments while the others went on): the group breaks, so that no
+  // later call here pairs with another rank's different call. A group of one is always in step.
+  const bool breaks = failed && !group->failed_in_step && ticket.seq != 0 && group->topology.size > 1;
+  if (breaks) {
+    try {
+      break_group(*group, std::string(ticket.op ? ticket.op : "a call") + " #" + std::to_string(ticket.seq) +
+                              " failed on this rank, and the other ranks may have gone on with it");
+    } catch (...) {
+      break_group(*group, "a call failed");
+    }
+  }
   if (!failed && ticket.seq != 0) group->hash = ticket.hash;
+  if (failed && group->failed_in_step && group->hash_after_failure) group->hash = *group->hash_after_failure;
   if (ticket.id != 0)
     if (Context* ctx = context_if_initialized(); ctx != nullptr && ctx->recorder)
       ctx->recorder->end(ticket.id, failed ? CallState::Failed : CallState::Completed,
-                         ticket.seq != 0 ? group->progress_slot : -1, ticket.seq, group->hash);
-  if (ticket.owns) group->owner.store(0, std::memory_order_release);
+                         ticket.seq != 0 ? group->progress_slot : -1, ticket.seq, group->hash, breaks);
+  if (ticket.owns) {
+    group->failed_in_step = false;
+    group->hash_after_failure.reset();
+    group->owner.store(0, std::memory_order_release);
+  }
 }
 
 }  // namespace mpidist::detail

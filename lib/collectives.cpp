@@ -80,20 +80,26 @@ void collective(CollectiveKind kind, const char* name, const BufferView& in, con
 
 void average_named(const Communicator* comm, std::span<const NamedBuffer> buffers, Stream stream) {
   Group& group = comm ? group_of(*comm, "average") : world_group("average");
+  const Fingerprint call{"average", buffers.size(), 0, -1, -1, -1, nullptr, 0, false};  // keys are agreed below
   std::optional<CallScope> scope;
-  if (MainProcessContext::depth() == 0) scope.emplace(group, Fingerprint{"average", buffers.size(), 0, -1, -1, -1, nullptr, 0, false});  // keys are agreed below
+  if (MainProcessContext::depth() == 0) scope.emplace(group, call);
   // The ranks must hold the same keys, or the per-key collectives would pair different tensors.
   std::string keys;
   for (const auto& [key, view] : buffers) keys.append(key).push_back('\n');
-  if (MainProcessContext::depth() == 0 && !extremes_across_ranks(group.control, fnv1a(keys)).same()) {
-    const auto all = all_gather_text(group.control, keys);
-    std::string detail = "ranks hold different keys:";
-    for (std::size_t r = 0; r < all.size(); ++r) {
-      std::string listed = all[r];
-      for (auto& ch : listed) ch = ch == '\n' ? ' ' : ch;
-      detail += (r ? "; rank " : " rank ") + std::to_string(r) + ": " + (listed.empty() ? "(none)" : listed);
+  if (MainProcessContext::depth() == 0 && group.topology.size > 1) {
+    CallRecord mine("average", group.sequence);
+    mine[CallRecord::Detail] = static_cast<std::int64_t>(fnv1a(keys) >> 1);
+    if (!agree_on_record(group, call, mine).same(CallRecord::Detail)) {
+      const auto all = all_gather_text(group.control, keys);
+      std::string detail = "ranks hold different keys:";
+      for (std::size_t r = 0; r < all.size(); ++r) {
+        std::string listed = all[r];
+        for (auto& ch : listed) ch = ch == '\n' ? ' ' : ch;
+        detail += (r ? "; rank " : " rank ") + std::to_string(r) + ": " + (listed.empty() ? "(none)" : listed);
+      }
+      group.failed_in_step = true;
+      throw Error(group.name, "average", detail);
     }
-    throw Error(group.name, "average", detail);
   }
   std::vector<BufferView> views;
   views.reserve(buffers.size());

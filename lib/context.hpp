@@ -8,6 +8,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "flight_recorder.hpp"
@@ -54,6 +55,9 @@ void at_finalize(std::function<void()> cleanup);
 int node_color(MPI_Comm world, int rank);
 /// Fills ctx.topology from the world group and every rank's host name. Collective.
 void discover_topology(Context& ctx);
+
+/// "communicator world broke: <why>; ..." for every live group broken on this rank, or "".
+std::string describe_broken_groups(Context& ctx);
 
 /// Prints `message` with the rank prefix to stderr and aborts the whole job. Never returns.
 [[noreturn]] void abort_job(const char* message) noexcept;

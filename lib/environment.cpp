@@ -116,6 +116,18 @@ Context* context_if_initialized() noexcept { return g_context.get(); }
 
 void at_finalize(std::function<void()> cleanup) { context("at_finalize").finalizers.push_back(std::move(cleanup)); }
 
+std::string describe_broken_groups(Context& ctx) {
+  std::string text;
+  const auto add = [&text](const Group& group) {
+    if (group.broken.empty() || group.released()) return;
+    text += (text.empty() ? "communicator " : "; communicator ") + group.name + " broke: " + group.broken;
+  };
+  add(*ctx.world);
+  for (const auto& weak : ctx.groups)
+    if (const auto group = weak.lock()) add(*group);
+  return text;
+}
+
 void abort_job(const char* message) noexcept {
   const bool dumped = g_context && g_context->recorder && g_context->recorder->dump("error", message);
   std::fprintf(stderr, "mpidist: %s%s; aborting the job so that the other ranks do not hang%s%s\n",
@@ -167,10 +179,17 @@ void initialize(MPI_Comm comm) {
 void finalize() {
   auto& ctx = detail::g_context;
   if (!ctx) return;
-  if (ctx->timed_out.load() && ctx->topology.world_size > 1) {
-    // MPI_Finalize would wait for the rank that never came; the job has failed already.
-    detail::abort_job("finalize: a collective timed out earlier in this job, so MPI_Finalize would wait for the "
-                      "ranks that never arrived");
+  if (ctx->topology.world_size > 1) {
+    // After a call that left the ranks out of step (a timeout, a lost peer, a rank's own Error
+    // the others did not raise), MPI_Finalize could wait for a rank that never comes, and the
+    // final check would compare ranks that parted knowingly: the job ends now, saying why.
+    const std::string broken = detail::describe_broken_groups(*ctx);
+    if (!broken.empty())
+      detail::abort_job(("finalize: " + broken + "; the ranks are out of step, so MPI_Finalize could wait for ranks "
+                         "that never arrive").c_str());
+    if (ctx->timed_out.load())
+      detail::abort_job("finalize: a collective timed out earlier in this job, so MPI_Finalize would wait for the "
+                        "ranks that never arrived");
   }
   // Under the watchdog: a rank that skipped a collective, or made another, is named here.
   detail::check_at_finalize(*ctx);

@@ -202,7 +202,8 @@ std::uint64_t FlightRecorder::begin(std::uint64_t key, int slot, std::uint64_t s
   return id;
 }
 
-void FlightRecorder::end(std::uint64_t id, CallState state, int slot, std::uint64_t seq, std::uint64_t hash) noexcept {
+void FlightRecorder::end(std::uint64_t id, CallState state, int slot, std::uint64_t seq, std::uint64_t hash,
+                         bool broke) noexcept {
   auto& h = mine_->header;
   TraceEntry& e = mine_->ring()[(id - 1) % h.capacity];
   if (e.id.load(std::memory_order_relaxed) == id) {
@@ -218,7 +219,7 @@ void FlightRecorder::end(std::uint64_t id, CallState state, int slot, std::uint6
     progress.done.store(seq, std::memory_order_relaxed);
     progress.hash.store(hash, std::memory_order_relaxed);
     progress.version.store(v + 2, std::memory_order_release);
-    if (state == CallState::Failed && progress.failed_at.load(std::memory_order_relaxed) == 0)
+    if (broke && progress.failed_at.load(std::memory_order_relaxed) == 0)
       progress.failed_at.store(seq, std::memory_order_release);
   }
   h.last_done.store(id, std::memory_order_release);
@@ -336,6 +337,14 @@ bool FlightRecorder::write_dump(const char* reason, const char* message) noexcep
     return false;
   }
   return true;
+}
+
+EntrySnapshot snapshot_of(const Fingerprint& call) noexcept {
+  EntrySnapshot shape;
+  copy_text(shape.op, op_name_size, call.op);
+  copy_text(shape.type, type_name_size, call.type);
+  shape.count = call.count, shape.dtype = call.dtype, shape.root = call.root, shape.reduce = call.reduce;
+  return shape;
 }
 
 std::string describe_call(const EntrySnapshot& e) {

@@ -55,8 +55,9 @@ class FlightRecorder {
   /// `hash` is the communicator's hash should the call complete. Returns its id. Allocation-free.
   std::uint64_t begin(std::uint64_t key, int slot, std::uint64_t seq, std::uint64_t hash, const Fingerprint& call,
                       float timeout_seconds) noexcept;
-  /// Records the end of call `id`; publishes the communicator's hash after it (`hash`).
-  void end(std::uint64_t id, CallState state, int slot, std::uint64_t seq, std::uint64_t hash) noexcept;
+  /// Records the end of call `id`; publishes the communicator's hash after it (`hash`), and with
+  /// `broke` that the communicator broke there (CommProgress::failed_at).
+  void end(std::uint64_t id, CallState state, int slot, std::uint64_t seq, std::uint64_t hash, bool broke) noexcept;
 
   /// Writes mpidist-trace-rank<r>.json into the trace directory (no-op without one). Uses no heap,
   /// so it may run in a signal handler. One writer at a time: a caller that finds another thread
@@ -92,5 +93,7 @@ class FlightRecorder {
 
 /// "1024 float32 sum", "16 int32 root 0", "std::map<...>": the shape of a call for reports.
 std::string describe_call(const EntrySnapshot& entry);
+/// `call` as an entry of the recorder would hold it (for describe_call).
+EntrySnapshot snapshot_of(const Fingerprint& call) noexcept;
 
 }  // namespace mpidist::detail

@@ -35,11 +35,13 @@
 namespace mpidist::detail {
 namespace {
 
-// What the ranks agree on; field 0 says whether the rank's own list was bad.
-enum Field { Failed, Buffers, Layout, Op, Memory, Route, field_count };
-constexpr std::array<const char*, field_count> field_names{"", "number of buffers", "buffer counts and types",
-                                                           "reduction", "memory", "backend"};
-using Shape = std::array<std::int64_t, field_count>;
+// What the ranks agree on, as the fields of the list's CallRecord.
+constexpr std::array<std::pair<CallRecord::Field, const char*>, 5> compared{
+    {{CallRecord::Count, "number of buffers"},
+     {CallRecord::Detail, "buffer counts and types"},
+     {CallRecord::Reduce, "reduction"},
+     {CallRecord::Dtype, "memory"},
+     {CallRecord::Route, "backend"}}};
 
 struct List {
   std::span<const BufferView> buffers;
@@ -72,7 +74,11 @@ void check_list(Group& group, const char* name, List& list, ReduceOp op, Stream 
   }
 }
 
-Shape shape_of(const List& list, ReduceOp op) {
+Fingerprint fingerprint_of(const char* name, std::span<const BufferView> buffers, ReduceOp op) {
+  return Fingerprint{name, buffers.size(), 0, -1, -1, static_cast<int>(op), nullptr, 0, false};
+}
+
+CallRecord record_of(const Group& group, const char* name, const List& list, ReduceOp op) {
   std::string layout;
   layout.reserve(list.buffers.size() * 9);
   for (const auto& b : list.buffers) {
@@ -80,35 +86,38 @@ Shape shape_of(const List& list, ReduceOp op) {
     layout.push_back(static_cast<char>(b.dtype()));
     layout.append(reinterpret_cast<const char*>(&count), sizeof count);
   }
-  return {0, static_cast<std::int64_t>(list.buffers.size()), static_cast<std::int64_t>(fnv1a(layout) >> 1),
-          static_cast<std::int64_t>(op), list.device >= 0 ? 1 : 0,
-          list.transport ? static_cast<std::int64_t>(list.transport - transports().data()) : -1};
+  CallRecord r(name, group.sequence);
+  r[CallRecord::Count] = static_cast<std::int64_t>(list.buffers.size());
+  r[CallRecord::Detail] = static_cast<std::int64_t>(fnv1a(layout) >> 1);
+  r[CallRecord::Reduce] = static_cast<std::int64_t>(op);
+  r[CallRecord::Dtype] = list.device >= 0 ? 1 : 0;
+  r[CallRecord::Route] = list.transport ? static_cast<std::int64_t>(list.transport - transports().data()) : -1;
+  return r;
 }
 
-// agree_on_call's protocol for a list: one non-blocking max of (x, -x) per field on the control
-// channel, under the timeout; the slow path names the ranks' values.
-void agree_on_list(Group& group, const char* name, const Shape& mine, std::exception_ptr local, int size) {
-  std::array<std::int64_t, 2 * field_count> both{};
-  for (std::size_t f = 0; f < field_count; ++f) both[f] = mine[f], both[field_count + f] = -mine[f];
-  const Deadline deadline(name);
-  MPI_Request request = MPI_REQUEST_NULL;
-  MPIDIST_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, both.data(), 2 * field_count, MPI_INT64_T, MPI_MAX, group.control,
-                                   &request));
-  wait_or_time_out(name, deadline, request, "the other ranks to join the collective");
-  if (both[Failed] != 0) agree_on_outcome(group.control, name, local);  // throws on every rank
-  for (std::size_t f = Buffers; f < field_count; ++f) {
-    if (both[f] == -both[field_count + f]) continue;
-    std::vector<Shape> all(static_cast<std::size_t>(size));
-    MPIDIST_MPI_CHECK(MPI_Allgather(mine.data(), field_count, MPI_INT64_T, all.data(), field_count, MPI_INT64_T,
-                                    group.control));
-    std::string detail = std::string("ranks disagree on the ") + field_names[f] + ":";
+// The ranks agree on the list (the record every agreement sends); the slow path names the ranks'
+// values. A failure or a difference is an Error on every rank: they stay in step.
+void agree_on_list(Group& group, const char* name, std::span<const BufferView> buffers, const List& list,
+                   ReduceOp op, std::exception_ptr local) {
+  const Fingerprint call = fingerprint_of(name, buffers, op);
+  CallRecord mine = local ? CallRecord(name, group.sequence) : record_of(group, name, list, op);
+  mine[CallRecord::Failed] = local ? 1 : 0;
+  const Verdict verdict = agree_on_record(group, call, mine);
+  if (verdict.any_failed()) throw_agreed_failure(group, name, local);
+  for (const auto& [f, field_name] : compared) {
+    if (verdict.same(f)) continue;
+    std::vector<CallRecord> all(static_cast<std::size_t>(group.topology.size), mine);
+    MPIDIST_MPI_CHECK(MPI_Allgather(mine.value.data(), CallRecord::field_count, MPI_INT64_T, all.data(),
+                                    CallRecord::field_count, MPI_INT64_T, group.control));
+    std::string detail = std::string("ranks disagree on the ") + field_name + ":";
     for (std::size_t r = 0; r < all.size(); ++r) {
       std::string value = std::to_string(all[r][f]);
-      if (f == Layout) value = "list " + std::to_string(static_cast<std::uint64_t>(all[r][f]) % 100000);
-      if (f == Op) value = std::string(to_string(static_cast<ReduceOp>(all[r][f])));
-      if (f == Memory) value = all[r][f] ? "device" : "host";
+      if (f == CallRecord::Detail) value = "list " + std::to_string(static_cast<std::uint64_t>(all[r][f]) % 100000);
+      if (f == CallRecord::Reduce) value = std::string(to_string(static_cast<ReduceOp>(all[r][f])));
+      if (f == CallRecord::Dtype) value = all[r][f] ? "device" : "host";
       detail += std::string(r ? "," : "") + " rank " + std::to_string(r) + " has " + value;
     }
+    group.failed_in_step = true;
     throw Error(name, detail);
   }
 }
@@ -171,11 +180,12 @@ void all_reduce_many(Group& group, const char* name, std::span<const BufferView>
   const int rank = alone ? 0 : group.topology.rank;
   // Numbered, fingerprinted and watched as one collective (call_scope.hpp); its own check agrees.
   std::optional<CallScope> scope;
-  if (!alone) scope.emplace(group, Fingerprint{name, buffers.size(), 0, -1, -1, static_cast<int>(op), nullptr, 0, false});
+  if (!alone) scope.emplace(group, fingerprint_of(name, buffers, op));
   List list{buffers};
   const auto local = capture([&] { check_list(group, name, list, op, stream, size, rank); });
   naming_errors(group.name, [&] {
-    if (size > 1 && settings(name).validate) agree_on_list(group, name, local ? Shape{1} : shape_of(list, op), local, size);
+    if (size > 1 && settings(name).validate) agree_on_list(group, name, buffers, list, op, local);
+    else if (size > 1 && local) vote_on_local_failure(group, fingerprint_of(name, buffers, op), local);
     else if (local) std::rethrow_exception(local);
     if (list.device >= 0) return run_device(group, name, list, op, stream, size, rank);
     if (size > 1) run_host(group, name, buffers, op, size, rank);  // a group of one: in place, nothing to do

@@ -87,6 +87,14 @@ Group& group_of(const Communicator& comm, const char* operation) {
   return *group;
 }
 
+void break_group(Group& group, const std::string& why) noexcept {
+  try {
+    if (group.broken.empty()) group.broken = why;
+  } catch (...) {  // out of memory for the text: still broken
+    group.broken = "?";
+  }
+}
+
 Group& world_group(const char* operation) { return *context(operation).world; }
 
 std::shared_ptr<Group> make_group(MPI_Comm owned, std::string name) {

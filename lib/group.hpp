@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,13 @@ class Group {
   std::uint64_t hash = 0;
   double timeout_seconds = -1;       // set_timeout(); negative: the job's MPIDIST_TIMEOUT
   std::string broken;                // why the group can no longer be used; empty while healthy
+  // Set just before an Error that every rank of the call raises alike (an agreement's verdict):
+  // the ranks stay in step, so the call's end leaves the group usable. Read and reset by the
+  // owning call's finish_call (call_scope.cpp); only the thread inside a call touches it.
+  bool failed_in_step = false;
+  // With failed_in_step: the hash this rank's peers hold after the call, when it is known and
+  // differs from this rank's (a receiver that refused the root's type: the root completed).
+  std::optional<std::uint64_t> hash_after_failure;
   std::atomic<std::uintptr_t> owner{0};  // the thread inside a collective on it, 0 when none
   std::uint64_t monitored_barriers = 0;  // monitored_barrier calls, numbering their messages
   // Device resources, created lazily by lib/nccl and lib/cuda (type-erased: no CUDA type here).
@@ -80,6 +88,10 @@ Group& world_group(const char* operation);
 /// naming the group: "rank 5 out of range for world size 4". `what` names the rank's role
 /// ("root rank"); by default "rank", or "local rank".
 void check_rank(const Group& group, const char* operation, int rank, bool local = false, const char* what = nullptr);
+
+/// Marks `group` unusable because of `why` (the first failure wins: later ones keep its text).
+/// Every later call on it, of any family, is an Error that names `why`.
+void break_group(Group& group, const std::string& why) noexcept;
 
 /// Builds a group on `owned` (collective over it) and registers it, so finalize() frees it.
 std::shared_ptr<Group> make_group(MPI_Comm owned, std::string name);

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "agreement.hpp"
 #include "call_scope.hpp"
 #include "context.hpp"
 #include "mpi_check.hpp"
@@ -66,8 +67,29 @@ void agree_on_outcome(Group& group, const char* operation, std::exception_ptr lo
     if (local) std::rethrow_exception(local);
     return;
   }
-  CallScope scope(group, Fingerprint{operation});
-  agree_on_outcome(group.control, operation, local);
+  const Fingerprint call{operation};
+  CallScope scope(group, call);
+  CallRecord mine(operation, group.sequence);
+  mine[CallRecord::Failed] = local ? 1 : 0;
+  if (agree_on_record(group, call, mine).any_failed()) throw_agreed_failure(group, operation, local);
+}
+
+// The first rank's way out of its block and the others' wait for it meet here: one call of the
+// group, numbered and watched like any other; an agreement under the group's deadline (for
+// `local`, a broadcast among the node's ranks, which the watchdog watches). Returns the first
+// rank's failure text, "" when its block succeeded.
+std::string meet_first(Group& group, const char* operation, int first, bool local, std::string failure) {
+  const Fingerprint call{operation, 0, 0, -1, first, -1, nullptr, 0, true};
+  CallScope scope(group, call);
+  if (local) {
+    broadcast_text(group.local, first, failure);
+    return failure;
+  }
+  CallRecord mine(operation, group.sequence);
+  mine[CallRecord::Failed] = failure.empty() ? 0 : 1;
+  mine[CallRecord::Root] = first;
+  if (agree_on_record(group, call, mine).any_failed()) broadcast_text(group.control, first, failure);
+  return failure;
 }
 
 void agree_on_outcome(const Communicator& comm, const char* operation, std::exception_ptr local) {
@@ -97,20 +119,29 @@ OneRankFirst::OneRankFirst(Communicator comm, int rank, bool local)
   is_first_ = (local ? group.topology.local_rank : group.topology.rank) == rank;
   if (is_first_ || MainProcessContext::depth() > 0) return;
   // Wait for the first rank to leave its block, and learn whether it left by an exception.
-  std::string failure;
-  detail::broadcast_text(local ? group.local : group.control, rank, failure);
+  const std::string failure = detail::meet_first(group, operation, rank, local, "");
   if (!failure.empty())
-    throw Error(operation, std::string(local ? "local rank " : "rank ") + std::to_string(rank) +
-                               " failed inside the block that runs there first: " + failure);
+    throw Error(group.name, operation,
+                std::string(local ? "local rank " : "rank ") + std::to_string(rank) +
+                    " failed inside the block that runs there first: " + failure);
+}
+
+void OneRankFirst::failed_with(const std::exception_ptr& error) noexcept {
+  try {
+    failure_ = detail::describe_exception(error);
+  } catch (...) {
+    failure_ = "it left the block by an exception";
+  }
 }
 
 OneRankFirst::~OneRankFirst() {
   if (!is_first_ || MainProcessContext::depth() > 0) return;
   auto* group = detail::GroupAccess::get(comm_);
   if (detail::context_if_initialized() == nullptr || group == nullptr || group->released()) return;
-  std::string failure = std::uncaught_exceptions() > uncaught_at_start_ ? "it left the block by an exception" : "";
   try {
-    detail::broadcast_text(local_ ? group->local : group->control, first_, failure);
+    std::string failure = failure_;
+    if (failure.empty() && std::uncaught_exceptions() > uncaught_at_start_) failure = "it left the block by an exception";
+    detail::meet_first(*group, "one_rank_first", first_, local_, std::move(failure));
   } catch (const std::exception& e) {
     detail::abort_job(e.what());  // the waiting ranks cannot be released any other way
   }

@@ -114,9 +114,10 @@ void logical_floating(T* values, std::size_t count, ReduceOp op, const ObjectCom
 // Every rank passes its count; Error on every rank when they differ.
 void check_same_length(const char* operation, const ObjectComm& c, std::size_t count) {
   const Extremes length = extremes_across_ranks(c.comm, count);
-  if (!length.same())
-    throw Error(operation, "lengths differ across ranks (shortest " + std::to_string(length.smallest) +
-                                  ", longest " + std::to_string(length.largest) + " elements)");
+  if (length.same()) return;
+  fails_in_step(c);
+  throw Error(operation, "lengths differ across ranks (shortest " + std::to_string(length.smallest) +
+                             ", longest " + std::to_string(length.largest) + " elements)");
 }
 
 // Rank r's keys as one string (length-prefixed, so any key survives).
@@ -183,9 +184,11 @@ void reduce_metrics(const char* operation, const ObjectComm& c, std::map<std::st
                     int root) {
   if (!c.solo()) {
     const std::string joined = join_keys(metrics);
-    if (!extremes_across_ranks(c.comm, fnv1a(joined)).same())  // some rank has other keys: every rank sees it
+    if (!extremes_across_ranks(c.comm, fnv1a(joined)).same()) {  // some rank has other keys: every rank sees it
+      fails_in_step(c);
       throw Error(operation,
                   "metric keys differ across ranks: " + describe_missing_keys(all_gather_text(c.comm, joined)));
+    }
   }
   std::vector<double> values;
   for (const auto& [key, value] : metrics) values.push_back(value);

@@ -6,6 +6,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "agreement.hpp"
 #include "call_scope.hpp"
 #include "context.hpp"
 #include "group.hpp"
@@ -110,6 +111,18 @@ void throw_if_failed(const char* operation, int rank, const Frame& f) {
                              " failed: " + std::string(reinterpret_cast<const char*>(f.inline_bytes), f.inline_size()));
 }
 
+// A receiver that refuses the root's type raises alone (the root never sees the receivers' types),
+// after the call's messages were all exchanged: the ranks stay in step, and its hash becomes the
+// root's, so the consistency checks go on comparing this communicator.
+void refuse_roots_type(const char* operation, const ObjectComm& c, int root, const Frame& f, std::uint64_t expected) {
+  if (f.header.tag == expected) return;
+  if (Group* group = c.call.group()) {
+    group->failed_in_step = true;
+    group->hash_after_failure =
+        fold_fingerprint(group->hash, Fingerprint{operation, 1, 0, -1, root, -1, nullptr, f.header.tag});
+  }
+}
+
 void check_tag(const char* operation, int rank, const Frame& f, std::uint64_t expected) {
   if (f.header.tag != expected)
     throw Error(operation, "rank " + std::to_string(rank) +
@@ -118,8 +131,9 @@ void check_tag(const char* operation, int rank, const Frame& f, std::uint64_t ex
 }
 
 // The lowest failed sender, then a sender of another type, become an Error on every rank: all of
-// them hold all frames.
-void check_frames(const char* operation, const std::vector<Frame>& frames, std::uint64_t expected) {
+// them hold all frames, and every message of the call was exchanged, so the ranks stay in step.
+void check_frames(const char* operation, const ObjectComm& c, const std::vector<Frame>& frames, std::uint64_t expected) {
+  fails_in_step(c);
   for (std::size_t r = 0; r < frames.size(); ++r) throw_if_failed(operation, static_cast<int>(r), frames[r]);
   for (std::size_t r = 0; r < frames.size(); ++r) check_tag(operation, static_cast<int>(r), frames[r], expected);
 }
@@ -246,7 +260,7 @@ GatheredPayloads gather_any(const char* operation, const ObjectComm& c, const Pa
   GatheredPayloads g = receiving ? receive_buffer(operation, frames, p) : GatheredPayloads{};
   const std::byte* my_tail = static_cast<const std::byte*>(mine.data) + my_frame.inline_size();
   if (p.largest_tail > 0) gather_tails(c, my_tail, g.bytes.get(), p, root);
-  check_frames(operation, frames, mine.tag);
+  check_frames(operation, c, frames, mine.tag);
   return g;
 }
 
@@ -302,16 +316,31 @@ ObjectComm object_comm(ObjectType type, const char* operation) {
   return object_comm(world_group(operation), type, operation, -1);
 }
 
+// A bad root is this rank's own mistake, found once the call is numbered: the ranks vote on
+// whether all of them made it (then they stay in step), or the others went on (the group breaks).
+void check_root(Group& group, ObjectType type, const char* operation, int root) {
+  const auto bad = capture([&] { check_rank(group, operation, root, false, "root rank"); });
+  if (!bad) return;
+  if (MainProcessContext::depth() > 0 || group.topology.size == 1) std::rethrow_exception(bad);
+  vote_on_local_failure(group, Fingerprint{operation, 1, 0, -1, root, -1, type.name, type.tag}, bad);
+}
+
 ObjectComm object_comm(ObjectType type, const Communicator& comm, const char* operation, int root) {
   auto& group = group_of(comm, operation);
-  check_rank(group, operation, root, false, "root rank");
-  return object_comm(group, type, operation, root);
+  ObjectComm c = object_comm(group, type, operation, root);
+  check_root(group, type, operation, root);
+  return c;
 }
 
 ObjectComm object_comm(ObjectType type, const char* operation, int root) {
   auto& group = world_group(operation);
-  check_rank(group, operation, root, false, "root rank");
-  return object_comm(group, type, operation, root);
+  ObjectComm c = object_comm(group, type, operation, root);
+  check_root(group, type, operation, root);
+  return c;
+}
+
+void fails_in_step(const ObjectComm& c) noexcept {
+  if (Group* group = c.call.group()) group->failed_in_step = true;
 }
 
 std::size_t check_received_frame(const char* operation, int rank, const std::byte* frame) {
@@ -361,13 +390,16 @@ void broadcast_payload(const char* operation, const ObjectComm& c, const Payload
     // MPI_Bcast only reads the root's buffer.
     auto* tail = const_cast<std::byte*>(static_cast<const std::byte*>(mine.data)) + f.inline_size();
     bcast_chunked(tail, f.tail_size(), root, c.comm);
+    fails_in_step(c);
     throw_if_failed(operation, root, f);
     return;
   }
   check_frame(operation, root, f);
   Landing landing(operation, root, sink, f, mine.tag);
   bcast_chunked(landing.tail(f), f.tail_size(), root, c.comm);
+  fails_in_step(c);
   throw_if_failed(operation, root, f);
+  refuse_roots_type(operation, c, root, f, mine.tag);
   check_tag(operation, root, f, mine.tag);
   landing.finish();
 }
@@ -384,7 +416,9 @@ void scatter_payload(const char* operation, const ObjectComm& c, const std::byte
   const Frame& mine = frames[static_cast<std::size_t>(c.rank)];
   Landing landing(operation, root, sink, mine, tag);
   if (p.largest_tail > 0) scatter_tails(c, base, landing.tail(mine), p, root);
+  fails_in_step(c);
   throw_if_failed(operation, root, mine);
+  refuse_roots_type(operation, c, root, mine, tag);
   check_tag(operation, root, mine, tag);
   landing.finish();
 }

@@ -48,8 +48,10 @@ struct CommProgress {
   std::atomic<std::uint32_t> version{0};
   std::atomic<std::uint64_t> done{0};     // sequence number of the last call finished
   std::atomic<std::uint64_t> hash{0};     // fingerprint hash after it
-  // Sequence number of the first call that raised an Error on this rank, 0 if none. From there the
-  // ranks' counts may differ legitimately (the Error told the user); comparisons stop.
+  // Sequence number of the call where the communicator broke on this rank (an Error that left the
+  // ranks out of step), 0 if none. From there the ranks' counts may differ legitimately (the Error
+  // told the user, and finalize() reports it); comparisons stop. A failure that every rank raised
+  // alike leaves this 0: the ranks are in step and their hashes stay comparable.
   std::atomic<std::uint64_t> failed_at{0};
 };
 

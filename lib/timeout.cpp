@@ -33,7 +33,7 @@ void Deadline::time_out(const char* operation, const char* what, const char* aft
   const std::string text = why + ". The communicator can no longer be used" + describe_wait_in_flight();
   if (Context* ctx = context_if_initialized()) ctx->timed_out.store(true);
   if (group_ != nullptr) {
-    group_->broken = operation + std::string(" ") + why;
+    break_group(*group_, operation + std::string(" ") + why);
     throw Error(group_->name, operation, text);
   }
   throw Error(operation, text);
@@ -43,15 +43,19 @@ void throw_timed_out(const char* operation, const Deadline& deadline, const char
   deadline.time_out(operation, what);
 }
 
-void wait_or_time_out(const char* operation, const Deadline& deadline, MPI_Request& request, const char* what) {
+bool complete_before(const Deadline& deadline, MPI_Request& request) {
   for (unsigned polls = 0;; ++polls) {
     int done = 0;
     MPIDIST_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
-    if (done) return;
+    if (done) return true;
     // Reading the clock every poll would dominate small collectives; every 256th is plenty.
-    if (polls % 256 == 255 && deadline.passed()) deadline.time_out(operation, what);
+    if (polls % 256 == 255 && deadline.passed()) return false;
     std::this_thread::yield();  // ranks oversubscribing cores must let the others progress
   }
+}
+
+void wait_or_time_out(const char* operation, const Deadline& deadline, MPI_Request& request, const char* what) {
+  if (!complete_before(deadline, request)) deadline.time_out(operation, what);
 }
 
 }  // namespace mpidist::detail

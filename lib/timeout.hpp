@@ -14,6 +14,8 @@ class Group;
 /// whether it has passed.
 class Deadline {
  public:
+  /// The deadline of a call on `group`; without one (the library's own steps outside any group),
+  /// MPIDIST_TIMEOUT's.
   explicit Deadline(const char* operation, Group* group = nullptr);
   bool passed() const;
   double seconds() const noexcept { return seconds_; }
@@ -31,6 +33,10 @@ class Deadline {
 /// Throws the Error of a wait that ran past `deadline`: "timed out after N s waiting for <what>
 /// (MPIDIST_TIMEOUT) ...". Shared by every wait so that all timeouts read alike.
 [[noreturn]] void throw_timed_out(const char* operation, const Deadline& deadline, const char* what);
+
+/// Completes `request` by polling MPI_Test; false once `deadline` has passed (the request is then
+/// left pending: collectives cannot be cancelled).
+bool complete_before(const Deadline& deadline, MPI_Request& request);
 
 /// Completes `request` by polling MPI_Test; past `deadline` throws Error(operation, "timed out
 /// ... waiting for <what>"). The request is then left pending: collectives cannot be cancelled.

@@ -156,13 +156,31 @@ class OneRankFirst {
   OneRankFirst(const OneRankFirst&) = delete;
   OneRankFirst& operator=(const OneRankFirst&) = delete;
 
+  /// On the first rank: why its block failed, so that the others' Error carries the text (a
+  /// destructor cannot see the exception that unwinds it). The call forms below do this.
+  void failed_with(const std::exception_ptr& error) noexcept;
+
  private:
   Communicator comm_;
   int first_;
   bool local_;
   bool is_first_;
   int uncaught_at_start_;
+  std::string failure_;
 };
+
+namespace detail {
+/// Runs `fn` inside `first`'s block, recording its exception there before it propagates.
+template <class F>
+decltype(auto) run_first_block(OneRankFirst& first, F&& fn) {
+  try {
+    return std::forward<F>(fn)();
+  } catch (...) {
+    first.failed_with(std::current_exception());
+    throw;
+  }
+}
+}  // namespace detail
 
 /// axolotl `zero_first`: `{ auto first = mpidist::zero_first(); prepare_dataset(); }` runs the
 /// block on rank 0 first, then on the others.
@@ -173,24 +191,24 @@ inline OneRankFirst zero_first(const Communicator& comm) { return OneRankFirst(c
 template <detail::Callable F>
 decltype(auto) zero_first(F&& fn) {
   OneRankFirst first(0, false);
-  return std::forward<F>(fn)();
+  return detail::run_first_block(first, std::forward<F>(fn));
 }
 template <detail::Callable F>
 decltype(auto) zero_first(const Communicator& comm, F&& fn) {
   OneRankFirst first(comm, 0, false);
-  return std::forward<F>(fn)();
+  return detail::run_first_block(first, std::forward<F>(fn));
 }
 
 /// Runs `fn` on `rank` first, then on the others (ignite `one_rank_first` as a call).
 template <detail::Callable F>
 decltype(auto) one_rank_first(int rank, bool local, F&& fn) {
   OneRankFirst first(rank, local);
-  return std::forward<F>(fn)();
+  return detail::run_first_block(first, std::forward<F>(fn));
 }
 template <detail::Callable F>
 decltype(auto) one_rank_first(const Communicator& comm, int rank, bool local, F&& fn) {
   OneRankFirst first(comm, rank, local);
-  return std::forward<F>(fn)();
+  return detail::run_first_block(first, std::forward<F>(fn));
 }
 
 /// axolotl `zero_only`: runs `fn` now on rank 0 (of the world or of `comm`) only; returns its

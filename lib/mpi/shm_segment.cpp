@@ -22,9 +22,15 @@ namespace {
 // halves.
 constexpr std::size_t control_bytes = 4096;
 
+// The flags are 64-bit atomics in memory other processes map: they must never fall back to a lock.
+static_assert(std::atomic_ref<std::uint64_t>::is_always_lock_free, "the step flags need lock-free 64-bit atomics");
+
+// A spin-wait hint: x86's pause, AArch64's yield (Grace and GH200 nodes), nothing elsewhere.
 void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
 #endif
 }
 
@@ -46,7 +52,8 @@ int cpus_of_node_ranks(MPI_Comm local) {
 
 }  // namespace
 
-Segment::Segment(MPI_Comm local, const char* operation) {
+Segment::Segment(Group& group, const char* operation) : group_(group) {
+  const MPI_Comm local = group.local;
   MPIDIST_MPI_CHECK(MPI_Comm_rank(local, &rank_));
   MPIDIST_MPI_CHECK(MPI_Comm_size(local, &size_));
   MPI_Info info = MPI_INFO_NULL;
@@ -67,6 +74,10 @@ Segment::Segment(MPI_Comm local, const char* operation) {
       int unit = 0;
       void* part = nullptr;
       MPIDIST_MPI_CHECK(MPI_Win_shared_query(window_, r, &bytes, &unit, &part));
+      // atomic_ref needs its object aligned to required_alignment; MPI promises no alignment.
+      if (reinterpret_cast<std::uintptr_t>(part) % std::atomic_ref<std::uint64_t>::required_alignment != 0)
+        throw Error(operation, "the shared-memory segment of node rank " + std::to_string(r) +
+                                   " is not aligned for 64-bit atomics; set MPIDIST_HOST_ALLREDUCE=mpi to do without");
       control_.push_back(static_cast<std::byte*>(part));
       data_.push_back(static_cast<std::byte*>(part) + control_bytes);
     }
@@ -104,12 +115,15 @@ std::uint64_t Segment::begin_step(const char* operation) {
   return step;
 }
 
-// The rank's progress is the larger of its lines; the line of `value`'s step decides in the usual
-// case, the other one when the rank skipped that value (a step that posts posted(s) only, seen
-// by a wait for finished(s)) and went on to the next step.
+// The rank's line of `value`'s step holds posted(s) or finished(s) once it got that far; its other
+// line holds a value of step s+1 once it finished s and went on. Only those values count (see the
+// header): a later step's value is another call's, never this one's.
 bool Segment::rank_reached(int rank, std::uint64_t value) const noexcept {
-  if (flag(rank, value).load(std::memory_order_acquire) >= value) return true;
-  return flag(rank, value + 2).load(std::memory_order_acquire) >= value;
+  const std::uint64_t step = step_of(value);
+  const std::uint64_t here = flag(rank, value).load(std::memory_order_acquire);
+  if (here >= value && step_of(here) == step) return true;
+  const std::uint64_t next = flag(rank, value + 2).load(std::memory_order_acquire);
+  return next != 0 && step_of(next) == step + 1;
 }
 
 bool Segment::reached(std::uint64_t value, int only) const noexcept {
@@ -129,7 +143,7 @@ void Segment::wait(std::uint64_t value, const char* operation, int only) {
       cpu_relax();
       continue;
     }
-    if (!deadline) deadline.emplace(operation);
+    if (!deadline) deadline.emplace(operation, &group_);
     if (polls % 64 == 0 && deadline->passed())
       throw_timed_out(operation, *deadline, "the other ranks of the node in shared memory");
     if (polls < spins_ + 20000) sched_yield();
@@ -139,7 +153,7 @@ void Segment::wait(std::uint64_t value, const char* operation, int only) {
 }
 
 Segment& segment(Group& group, const char* operation) {
-  if (!group.shm) group.shm = std::make_shared<Segment>(group.local, operation);
+  if (!group.shm) group.shm = std::make_shared<Segment>(group, operation);
   return *static_cast<Segment*>(group.shm.get());
 }
 

@@ -11,6 +11,12 @@
 //   1. A rank posts posted(s) only after it finished everything of step s-1, reads included.
 //   2. Before writing into its half or line at step s, a rank waits until every rank's progress
 //      is >= posted(s-1), so no rank still reads them from step s-2.
+// A flag value names exactly one step: a wait for step s accepts from a rank's line of s only
+// posted(s) or finished(s), and from its other line only a value of step s+1 (the rank finished
+// s and went on, which rule 2 allows it to, but no further). A value of a later step on the same
+// line is never taken for step s's: after a failed call the ranks' step counts may differ, and
+// then a wait gives up at the group's timeout instead of reading another call's data (the rank
+// whose call failed breaks its group and never posts again).
 // Stores go with release and waits load with acquire, so data written before a post is visible
 // after the wait that sees it. A control line is one cache line: its flag, then `inline_bytes`
 // of payload, so a small message and the flag that announces it travel as one cache-line
@@ -37,8 +43,9 @@ class Segment {
   /// Payload bytes in a control line, beside its flag.
   static constexpr std::size_t inline_bytes = 56;
 
-  /// Collective over `local`.
-  Segment(MPI_Comm local, const char* operation);
+  /// Collective over `group`'s ranks on this node (Group::local); its waits keep the group's
+  /// timeout and break the group when it passes.
+  Segment(Group& group, const char* operation);
   ~Segment();
   Segment(const Segment&) = delete;
   Segment& operator=(const Segment&) = delete;
@@ -62,7 +69,8 @@ class Segment {
   /// Publishes `value` on this rank's flag (release).
   void post(std::uint64_t value) noexcept { flag(rank_, value).store(value, std::memory_order_release); }
   /// Waits until every rank's flag (or only rank `only`'s, when >= 0) is >= value (acquire).
-  /// Spins briefly, then yields, then sleeps; past MPIDIST_TIMEOUT throws Error(operation).
+  /// Spins briefly, then yields, then sleeps; past the group's timeout (set_timeout, else
+  /// MPIDIST_TIMEOUT) breaks the group and throws Error(operation).
   void wait(std::uint64_t value, const char* operation, int only = -1);
 
  private:
@@ -80,6 +88,7 @@ class Segment {
   // The two lines 128 bytes apart: the adjacent-line prefetcher pulls lines in pairs.
   static constexpr std::size_t line_stride = 128;
 
+  Group& group_;
   MPI_Win window_ = MPI_WIN_NULL;
   int rank_ = 0;
   int size_ = 1;

@@ -32,6 +32,8 @@ class ObjectCall {
   ~ObjectCall() {
     if (ticket_.group != nullptr) finish_call(ticket_, std::uncaught_exceptions() > uncaught_);
   }
+  /// The group of the call, null outside the sequence (solo calls).
+  Group* group() const noexcept { return ticket_.group; }
 
  private:
   CallTicket ticket_;
@@ -52,6 +54,10 @@ struct ObjectComm {
   ObjectCall call;                    // ends when the public call returns or throws
   bool solo() const noexcept { return comm == MPI_COMM_NULL; }
 };
+
+/// Marks the Error about to be thrown by an object call as one that every rank of the call raises
+/// alike after the messages were exchanged: the ranks stay in step (finish_call keeps the group).
+void fails_in_step(const ObjectComm& c) noexcept;
 
 /// Says whether and over what `operation` (carrying `type`) communicates: on `comm`, or on the world.
 ObjectComm object_comm(ObjectType type, const Communicator& comm, const char* operation);
