@@ -22,6 +22,17 @@ std::string describe(const Fingerprint& call, std::uint64_t seq) {
   return describe_call(snapshot_of(call)) + " (call #" + std::to_string(seq) + ")";
 }
 
+// What went wrong, without the rank prefix an mpidist::Error's what() carries.
+std::string detail_of(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const Error& e) {
+    return e.detail();
+  } catch (...) {
+    return describe_exception(error);
+  }
+}
+
 // The one MPI operation every agreement on a control channel is: max of (x, -x) per field. The
 // buffer lives on the heap: when a wait gives up, the operation stays pending (collectives cannot
 // be cancelled) and MPI may still write it, so it is then left to MPI for good.
@@ -118,7 +129,7 @@ void vote_on_local_failure(Group& group, const Fingerprint& call, std::exception
   Exchange exchange(group, mine);
   if (!exchange.complete(Deadline(call.op, &group))) {
     // They did not come: at least one went on into the call, which waits for this rank in vain.
-    const std::string why = describe_exception(local) +
+    const std::string why = detail_of(local) +
                             ". The other ranks did not raise the same Error within the communicator's timeout: they "
                             "went on into the call without this rank, so the ranks are out of step";
     break_group(group, std::string(call.op) + ": " + why);

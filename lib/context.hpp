@@ -39,6 +39,7 @@ struct Context {
   std::unique_ptr<RemoteProgress> remote;  // other hosts' progress, asked (remote_progress.hpp)
   std::unique_ptr<Watchdog> watchdog;
   std::atomic<bool> timed_out{false};    // a wait gave up: finalize() must not wait for the others
+  std::string first_break;               // the first communicator that broke, and why ("" if none)
 };
 
 /// The live context; throws Error("<operation>: mpidist is not initialized ...") otherwise.
@@ -55,9 +56,6 @@ void at_finalize(std::function<void()> cleanup);
 int node_color(MPI_Comm world, int rank);
 /// Fills ctx.topology from the world group and every rank's host name. Collective.
 void discover_topology(Context& ctx);
-
-/// "communicator world broke: <why>; ..." for every live group broken on this rank, or "".
-std::string describe_broken_groups(Context& ctx);
 
 /// Prints `message` with the rank prefix to stderr and aborts the whole job. Never returns.
 [[noreturn]] void abort_job(const char* message) noexcept;

@@ -116,18 +116,6 @@ Context* context_if_initialized() noexcept { return g_context.get(); }
 
 void at_finalize(std::function<void()> cleanup) { context("at_finalize").finalizers.push_back(std::move(cleanup)); }
 
-std::string describe_broken_groups(Context& ctx) {
-  std::string text;
-  const auto add = [&text](const Group& group) {
-    if (group.broken.empty() || group.released()) return;
-    text += (text.empty() ? "communicator " : "; communicator ") + group.name + " broke: " + group.broken;
-  };
-  add(*ctx.world);
-  for (const auto& weak : ctx.groups)
-    if (const auto group = weak.lock()) add(*group);
-  return text;
-}
-
 void abort_job(const char* message) noexcept {
   const bool dumped = g_context && g_context->recorder && g_context->recorder->dump("error", message);
   std::fprintf(stderr, "mpidist: %s%s; aborting the job so that the other ranks do not hang%s%s\n",
@@ -183,10 +171,9 @@ void finalize() {
     // After a call that left the ranks out of step (a timeout, a lost peer, a rank's own Error
     // the others did not raise), MPI_Finalize could wait for a rank that never comes, and the
     // final check would compare ranks that parted knowingly: the job ends now, saying why.
-    const std::string broken = detail::describe_broken_groups(*ctx);
-    if (!broken.empty())
-      detail::abort_job(("finalize: " + broken + "; the ranks are out of step, so MPI_Finalize could wait for ranks "
-                         "that never arrive").c_str());
+    if (!ctx->first_break.empty())
+      detail::abort_job(("finalize: " + ctx->first_break + "; the ranks are out of step, so MPI_Finalize could wait "
+                         "for ranks that never arrive").c_str());
     if (ctx->timed_out.load())
       detail::abort_job("finalize: a collective timed out earlier in this job, so MPI_Finalize would wait for the "
                         "ranks that never arrived");

@@ -90,6 +90,9 @@ Group& group_of(const Communicator& comm, const char* operation) {
 void break_group(Group& group, const std::string& why) noexcept {
   try {
     if (group.broken.empty()) group.broken = why;
+    // finalize() ends the job for it, even after the group was freed: the others may still wait.
+    if (Context* ctx = context_if_initialized(); ctx != nullptr && ctx->first_break.empty())
+      ctx->first_break = "communicator " + group.name + " broke: " + why;
   } catch (...) {  // out of memory for the text: still broken
     group.broken = "?";
   }

@@ -26,8 +26,10 @@ bool Deadline::passed() const { return seconds_ > 0.0 && std::chrono::steady_clo
 void Deadline::time_out(const char* operation, const char* what, const char* aftermath) const {
   char limit[32];
   std::snprintf(limit, sizeof limit, "%g", seconds_);
+  const bool own = group_ != nullptr && group_->timeout_seconds >= 0;
   std::string why = std::string("timed out after ") + limit + " s waiting for " + what +
-                    " (MPIDIST_TIMEOUT); a rank may have stopped calling collectives or died";
+                    (own ? " (the communicator's set_timeout)" : " (MPIDIST_TIMEOUT)") +
+                    "; a rank may have stopped calling collectives or died";
   if (aftermath != nullptr) why += std::string("; ") + aftermath;
   // The watchdog's account of who is missing: a caught timeout names them as an uncaught one would.
   const std::string text = why + ". The communicator can no longer be used" + describe_wait_in_flight();
@@ -48,8 +50,9 @@ bool complete_before(const Deadline& deadline, MPI_Request& request) {
     int done = 0;
     MPIDIST_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
     if (done) return true;
-    // Reading the clock every poll would dominate small collectives; every 256th is plenty.
-    if (polls % 256 == 255 && deadline.passed()) return false;
+    // Reading the clock every poll would dominate small collectives; every 16th costs a few ns a
+    // poll. Not rarer: on a loaded host each yield can give the core away for milliseconds.
+    if (polls % 16 == 15 && deadline.passed()) return false;
     std::this_thread::yield();  // ranks oversubscribing cores must let the others progress
   }
 }

@@ -56,6 +56,12 @@ Segment::Segment(Group& group, const char* operation) : group_(group) {
   const MPI_Comm local = group.local;
   MPIDIST_MPI_CHECK(MPI_Comm_rank(local, &rank_));
   MPIDIST_MPI_CHECK(MPI_Comm_size(local, &size_));
+  // Making the segment takes blocking collectives over the node's ranks: they start once every
+  // rank has come, which is waited for under the group's timeout.
+  const Deadline deadline(operation, &group);
+  MPI_Request everyone = MPI_REQUEST_NULL;
+  MPIDIST_MPI_CHECK(MPI_Ibarrier(local, &everyone));
+  wait_or_time_out(operation, deadline, everyone, "the other ranks of the node to make the shared-memory segment");
   MPI_Info info = MPI_INFO_NULL;
   MPIDIST_MPI_CHECK(MPI_Info_create(&info));
   // Each rank's part on its own pages, which the rank touches first (NUMA-local on big nodes).
@@ -144,7 +150,7 @@ void Segment::wait(std::uint64_t value, const char* operation, int only) {
       continue;
     }
     if (!deadline) deadline.emplace(operation, &group_);
-    if (polls % 64 == 0 && deadline->passed())
+    if (polls % 16 == 0 && deadline->passed())
       throw_timed_out(operation, *deadline, "the other ranks of the node in shared memory");
     if (polls < spins_ + 20000) sched_yield();
     else std::this_thread::sleep_for(std::chrono::microseconds(50));

@@ -100,8 +100,11 @@ void agree_in_time(Group& group, const char* operation, const Deadline& deadline
   MPI_Request request = MPI_REQUEST_NULL;
   MPIDIST_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, &first_failed, 1, MPI_INT, MPI_MIN, group.control, &request));
   wait_or_time_out(operation, deadline, request, kStarting);
-  // Everyone is here now, so the failing rank's message can travel by a plain agreement.
-  if (first_failed != group.topology.size) agree_on_outcome(group.control, operation, local);
+  // Everyone is here now, so the failing rank's message can travel by a plain agreement; every
+  // rank raises it alike, so the ranks stay in step (call_scope.hpp).
+  if (first_failed == group.topology.size) return;
+  group.failed_in_step = true;
+  agree_on_outcome(group.control, operation, local);
 }
 
 // 4. Every rank joins, non-blocking: ncclCommInitRankConfig returns at once and the wait is ours,
@@ -144,7 +147,9 @@ std::shared_ptr<void> create(Group& group, const char* operation) {
     MPIDIST_MPI_CHECK(MPI_Iallgather(&x->mine, sizeof(GpuRecord), MPI_BYTE, x->all.data(), sizeof(GpuRecord),
                                      MPI_BYTE, group.control, &request));
     wait_or_time_out(operation, deadline, request, kStarting);
+    group.failed_in_step = true;  // every rank holds every record: a clash is an Error on all alike
     check_distinct_gpus(operation, x->all);
+    group.failed_in_step = false;
     // 3. The group's rank 0 makes the id; MPI carries it (NCCL's bootstrap is ours to provide).
     agree_in_time(group, operation, deadline, capture([&] {
                     if (t.rank == 0) MPIDIST_NCCL_CHECK(ncclGetUniqueId(&x->id), nullptr);

@@ -79,7 +79,8 @@ std::uint64_t type_tag() {
 /// T as object calls fingerprint it.
 template <class T>
 ObjectType object_type() {
-  return ObjectType{type_tag<T>(), typeid(T).name()};
+  static const std::string name = readable_type_name(typeid(T).name());  // once per type
+  return ObjectType{type_tag<T>(), name.c_str()};
 }
 
 /// A value's bytes: a view of the value itself (ByteCopyable, ContiguousBytes) or of the archive

@@ -40,6 +40,9 @@ class ObjectCall {
   int uncaught_ = 0;
 };
 
+/// `mangled` (a typeid name) as C++ source writes it: "std::map<std::string, int>".
+std::string readable_type_name(const char* mangled);
+
 /// What an object call carries, for its fingerprint: the same on every rank of one program.
 struct ObjectType {
   std::uint64_t tag = 0;

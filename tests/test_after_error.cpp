@@ -1,0 +1,3 @@
+// placeholder, filled below
+#include <gtest/gtest.h>
+TEST(AfterError, Placeholder) {}
