@@ -103,10 +103,10 @@ CallRecord::CallRecord(const char* call, std::uint64_t seq) noexcept {
   value[Seq] = static_cast<std::int64_t>(seq);
 }
 
-Verdict agree_on_record(Group& group, const Fingerprint& call, const CallRecord& mine) {
+Verdict agree_on_record(Group& group, const Fingerprint& call, const CallRecord& mine, const char* waiting_for) {
   const Deadline deadline(call.op, &group);
   Exchange exchange(group, mine);
-  if (!exchange.complete(deadline)) deadline.time_out(call.op, "the other ranks to join the collective");
+  if (!exchange.complete(deadline)) deadline.time_out(call.op, waiting_for);
   const Verdict v = exchange.verdict();
   if (!v.same(CallRecord::Call) || !v.same(CallRecord::Seq)) throw_different_calls(group, call, v);
   return v;

@@ -57,7 +57,9 @@ struct Verdict {
 /// that names each rank's call (`call` describes this rank's); ranks at different sequence
 /// numbers are out of step, and the group breaks. Otherwise returns the verdict, the same on
 /// every rank, for the family to act on.
-Verdict agree_on_record(Group& group, const Fingerprint& call, const CallRecord& mine);
+/// `waiting_for` names whom a timeout waited for.
+Verdict agree_on_record(Group& group, const Fingerprint& call, const CallRecord& mine,
+                        const char* waiting_for = "the other ranks to join the collective");
 
 /// Throws, on every rank, the Error of a call that failed on some rank: "rank R failed: <its
 /// text>" for the lowest failing rank R, after `verdict` said that some rank failed. Marks the

@@ -88,7 +88,8 @@ std::string meet_first(Group& group, const char* operation, int first, bool loca
   CallRecord mine(operation, group.sequence);
   mine[CallRecord::Failed] = failure.empty() ? 0 : 1;
   mine[CallRecord::Root] = first;
-  if (agree_on_record(group, call, mine).any_failed()) broadcast_text(group.control, first, failure);
+  const std::string waiting_for = "rank " + std::to_string(first) + " to finish the block that runs there first";
+  if (agree_on_record(group, call, mine, waiting_for.c_str()).any_failed()) broadcast_text(group.control, first, failure);
   return failure;
 }
 

@@ -86,6 +86,8 @@ void step(const std::string& label, int k, const std::function<std::string()>& r
     say(label + " step " + std::to_string(k) + " " + run());
   } catch (const mpidist::Error& e) {
     say(label + " step " + std::to_string(k) + " error: " + e.what());
+  } catch (const std::exception& e) {
+    say(label + " step " + std::to_string(k) + " own exception: " + e.what());
   }
 }
 
