@@ -47,6 +47,7 @@ T* upload(const std::vector<T>& values) {
   void* p = nullptr;
   cudaMalloc(&p, values.size() * sizeof(T) + 1);
   cudaMemcpy(p, values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice);
+  cudaStreamSynchronize(cudaStreamLegacy);  // a pageable copy lands later
   return static_cast<T*>(p);
 }
 
