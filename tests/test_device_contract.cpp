@@ -248,6 +248,13 @@ TEST_F(DeviceContract, FailedEnqueue_AbortsTheChildOnlyAndEveryRankLearnsPromptl
   EXPECT_EQ(y.read(), std::vector<float>(4, static_cast<float>(mpidist::world_size())));
 }
 
+// Run alone with MPIDIST_EMU_UNAVAILABLE_DEVICE set to this rank's device (collectives-device-jobs):
+// no context can be made there, so the pointer check cannot tell host from device memory.
+TEST_F(DeviceContract, DISABLED_APointerCheckThatCannotRunIsAnError) {
+  std::vector<float> host(4);
+  expect_error([&] { mpidist::BufferView(host.data(), 4, mpidist::DataType::Float32); }, {"busy or unavailable"});
+}
+
 #endif  // MPIDIST_TEST_HAVE_CUDA
 
 }  // namespace
