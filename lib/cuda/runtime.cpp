@@ -62,7 +62,7 @@ cudaStream_t library_stream(const char* operation, int device) {
 // current device is: a thread that never called cudaSetDevice works on device 0.
 thread_local int t_rank_device = -1;
 
-int ensure_rank_device(const char* operation) {
+int ensure_rank_device() {
   const int count = device_count();
   const Context* ctx = context_if_initialized();
   if (count == 0 || ctx == nullptr) return -1;
@@ -71,7 +71,6 @@ int ensure_rank_device(const char* operation) {
     MPIDIST_CUDA_CHECK(cudaSetDevice(device));
     t_rank_device = device;
   }
-  (void)operation;
   return device;
 }
 
@@ -88,7 +87,7 @@ void make_rank_device_current(int local_rank) noexcept {
 
 MemoryLocation locate_memory(const void* data) {
   if (data == nullptr || cuda::device_count() == 0) return {};
-  const int mine = cuda::ensure_rank_device("BufferView");
+  const int mine = cuda::ensure_rank_device();
   cudaPointerAttributes attributes{};
   if (const cudaError_t rc = cudaPointerGetAttributes(&attributes, data); rc != cudaSuccess) {
     cudaGetLastError();
@@ -137,7 +136,7 @@ Device device() {
   const int count = detail::cuda::device_count();
   if (count == 0) return {};
   detail::context("device");  // Error before initialize()
-  const int index = detail::cuda::ensure_rank_device("device");
+  const int index = detail::cuda::ensure_rank_device();
   // The application may have switched this thread since: device() always makes it current.
   MPIDIST_CUDA_CHECK(cudaSetDevice(index));
   return {true, index};

@@ -19,7 +19,7 @@ int device_count() noexcept;
 /// This rank's device (local_rank % count), made current on the calling thread if mpidist has
 /// not done so there yet; -1 before initialize() or without a device (the thread's device is then
 /// left as the application set it).
-int ensure_rank_device(const char* operation);
+int ensure_rank_device();
 
 /// Orders `stream` after all work queued so far on the legacy default stream of `device`, and so
 /// after every blocking stream of it: an event recorded there and waited for by `stream`. Queued;
