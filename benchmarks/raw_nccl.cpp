@@ -101,6 +101,9 @@ void device_free([[maybe_unused]] void* ptr) noexcept {
 void copy_to_device([[maybe_unused]] void* dst, [[maybe_unused]] const void* src, [[maybe_unused]] std::size_t bytes) {
 #if MPIDIST_HAVE_CUDA
   cuda_check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to device");
+  // From pageable memory the copy returns before its DMA lands (on the legacy default stream),
+  // which NCCL's non-blocking stream does not wait for.
+  cuda_check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize after the copy");
 #else
   not_built("copy_to_device");
 #endif

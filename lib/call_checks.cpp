@@ -1,6 +1,8 @@
 #include "call_checks.hpp"
 
 #include <array>
+#include <cstddef>
+#include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -57,6 +59,32 @@ std::string describe(CallRecord::Field field, std::int64_t value) {
   throw Error(call.name, "ranks disagree on the call");  // unreachable: the agreement saw a difference
 }
 
+// NCCL (and MPI) support in place only in exact layouts; any other overlap races inside the
+// kernels, or is undefined for MPI. Ranges in bytes, [begin, end).
+void check_overlap(CollectiveKind kind, const char* name, const BufferView& in, const BufferView& out, int rank) {
+  const auto* in_begin = static_cast<const std::byte*>(in.data());
+  const auto* out_begin = static_cast<const std::byte*>(out.data());
+  const std::size_t in_bytes = in.bytes(), out_bytes = out.bytes();
+  if (in_begin == nullptr || out_begin == nullptr || in_bytes == 0 || out_bytes == 0) return;
+  if (in_begin >= out_begin + out_bytes || out_begin >= in_begin + in_bytes) return;
+  const auto offset = static_cast<std::size_t>(rank);
+  const char* layout = "in == out";
+  bool exact = in_begin == out_begin;
+  if (kind == CollectiveKind::AllGather) {
+    exact = in_begin == out_begin + offset * in_bytes;
+    layout = "in == out + rank x in's size";
+  } else if (kind == CollectiveKind::ReduceScatter) {
+    exact = out_begin == in_begin + offset * out_bytes;
+    layout = "out == in + rank x out's size";
+  }
+  if (exact) return;
+  char text[160];
+  std::snprintf(text, sizeof text, "in [%p, +%zu bytes) and out [%p, +%zu bytes) overlap", static_cast<const void*>(in_begin),
+                in_bytes, static_cast<const void*>(out_begin), out_bytes);
+  throw Error(name, std::string(text) + " but are not the in-place layout (" + layout + ", rank " +
+                        std::to_string(rank) + "); any other overlap is a data race: use separate buffers");
+}
+
 }  // namespace
 
 void check_local_arguments(CollectiveKind kind, const char* name, const BufferView& in, const BufferView& out,
@@ -89,6 +117,7 @@ void check_local_arguments(CollectiveKind kind, const char* name, const BufferVi
     throw Error(name, "in and out must live in the same memory (host, or the same CUDA device); in is on " +
                           std::string(in.device() < 0 ? "host" : "cuda:" + std::to_string(in.device())) +
                           ", out on " + (out.device() < 0 ? "host" : "cuda:" + std::to_string(out.device())));
+  if (out_used) check_overlap(kind, name, in, out, rank);
 }
 
 Fingerprint fingerprint_of(const Call& call) {

@@ -5,7 +5,6 @@
 
 #include "agreement.hpp"
 #include "context.hpp"
-#include "device_backend.hpp"
 #include "mpi_check.hpp"
 #include "mpidist/error.hpp"
 
@@ -13,14 +12,14 @@ namespace mpidist {
 namespace detail {
 namespace {
 
-// Collective over `parent`: the MPI split, the group built on it, and its NCCL communicator split
-// from the parent's where the parent has one (ncclCommSplit is collective over the parent too).
+// Collective over `parent`: the MPI split and the group built on it. No NCCL communicator: the
+// child makes its own at its first device collective (start_nccl), so a group that never touches
+// device memory costs NCCL nothing, and a failure of the child's never breaks the parent's.
 Communicator split_group(Group& parent, int color, int key, std::string name) {
   MPI_Comm piece = MPI_COMM_NULL;
   MPIDIST_MPI_CHECK(MPI_Comm_split(parent.control, color, key, &piece));
   std::shared_ptr<Group> child;
   if (piece != MPI_COMM_NULL) child = make_group(piece, std::move(name));
-  split_device_communicator(parent, child.get(), color, key);
   return GroupAccess::wrap(std::move(child));
 }
 

@@ -9,6 +9,7 @@
 
 #include "call_scope.hpp"
 #include "context.hpp"
+#include "device_backend.hpp"
 #include "fatal_signals.hpp"
 #include "final_check.hpp"
 #include "job_end.hpp"
@@ -83,6 +84,8 @@ void start(int* argc, char*** argv, ThreadLevel level, MPI_Comm adopt) {
   // Settings are agreed before anything depends on them; a disagreement is an Error everywhere.
   ctx->settings = agree_on_settings(ctx->world->control);
   discover_topology(*ctx);
+  // Before any CUDA call that needs a context: this rank's device, never device 0 by default.
+  make_rank_device_current(ctx->topology.local_rank);
   MPIDIST_MPI_CHECK(MPI_Query_thread(&ctx->thread_level));
   ctx->init_thread = this_thread_token();
   start_watching(*ctx);

@@ -7,11 +7,12 @@
 namespace mpidist {
 namespace detail {
 
-MemoryLocation locate_memory(const void*) noexcept { return {}; }
+MemoryLocation locate_memory(const void*) { return {}; }
+void make_rank_device_current(int) noexcept {}
 int cuda_device_count() noexcept { return 0; }
 std::string describe_cuda_device(int) { return "none (built without CUDA)"; }
 int rank_device(int) noexcept { return -1; }
-void synchronize_stream(const char*, Stream) {}
+void synchronize_stream(const char*, Stream, int) {}
 
 void run_staged(const Call& call, void (*)(const Call&)) {
   throw Error(call.name, "device memory, but mpidist was built without CUDA");  // unreachable: no device views

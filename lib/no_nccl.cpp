@@ -11,8 +11,6 @@ std::string nccl_version() { return "none"; }
 
 void start_nccl(Group&, const char*) {}
 
-void split_device_communicator(Group&, Group*, int, int) {}
-
 void run_nccl(const Call& call) {
   throw Error(call.name, "mpidist was built without NCCL");  // unreachable: the front end checks nccl_built()
 }

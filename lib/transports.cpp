@@ -49,7 +49,9 @@ bool shm_hierarchical(const Call& call) { return shm::accepts(call, false); }
 // Device pointers straight to MPI when it can read them and no CPU arithmetic is needed.
 bool cuda_aware(const Call& call) { return cuda_aware_mpi() == "yes" && !mpi::needs_host_arithmetic(call); }
 void run_cuda_aware(const Call& call) {
-  synchronize_stream(call.name, call.stream);  // MPI reads the buffers now, from the host
+  // MPI reads the buffers now, from the host: after the caller's stream, or without one after
+  // the caller's work on the legacy default stream.
+  synchronize_stream(call.name, call.stream, call.device);
   mpi::run(call);
 }
 

@@ -119,4 +119,29 @@ TEST(DeviceJobs, MixedJobWithAndWithoutGpusAgreesToCheck) {
   EXPECT_EQ(count_of(result.output, std::regex(R"(PROBE rank [012]: all_reduce gave 3)")), 3) << result.output;
 }
 
+// Issue 22: a CUDA error in the pointer check is an Error, never "host memory" (the device is
+// unavailable: exclusive-process mode, held by another process).
+TEST(DeviceJobs, APointerCheckThatCannotRunIsAnError) {
+  const char* exe = std::getenv("DEVICE_CONTRACT");
+  ASSERT_NE(exe, nullptr);
+  const auto result = run_command("MPIDIST_TEST_DEVICE=1 MPIDIST_EMU_UNAVAILABLE_DEVICE=0 " + mpiexec_prefix(1) + exe +
+                                      " --gtest_also_run_disabled_tests --gtest_filter=*APointerCheckThatCannotRun*", 90);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  // The test ran (not filtered out) and passed: gtest's OK line ends in its timing.
+  EXPECT_EQ(result.output.find("FAILED"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("DISABLED_APointerCheckThatCannotRunIsAnError ("), std::string::npos) << result.output;
+}
+
+// Issue 22: work of two communicators issued in different orders on different ranks deadlocks
+// in the emulation as it may on a GPU, and the emulation says which launch holds the others back.
+TEST(DeviceJobs, TwoCommunicatorsInDifferentOrdersDeadlockWithADiagnostic) {
+  const char* exe = std::getenv("EMU_TEST");
+  if (exe == nullptr) GTEST_SKIP() << "built without NCCL";
+  const auto result = run_command("MPIDIST_EMU_HANG_SECONDS=3 " + mpiexec_prefix(2) + exe +
+                                      " --gtest_also_run_disabled_tests --gtest_filter=*DifferentOrdersDeadlock*", 90);
+  EXPECT_NE(result.exit_code, 124) << "the job hung past the emulation's own report:\n" << result.output;
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("runs NCCL launches one at a time in launch order"), std::string::npos) << result.output;
+}
+
 }  // namespace

@@ -2,6 +2,7 @@
 #include "runtime.hpp"
 #include "../device_info.hpp"
 
+#include <cstdio>
 #include <map>
 #include <string>
 
@@ -57,17 +58,51 @@ cudaStream_t library_stream(const char* operation, int device) {
   return stream;
 }
 
+// The device made current on this thread by mpidist, -1 while none. Per thread, as CUDA's own
+// current device is: a thread that never called cudaSetDevice works on device 0.
+thread_local int t_rank_device = -1;
+
+int ensure_rank_device() {
+  const int count = device_count();
+  const Context* ctx = context_if_initialized();
+  if (count == 0 || ctx == nullptr) return -1;
+  const int device = ctx->topology.local_rank % count;
+  if (t_rank_device != device) {
+    MPIDIST_CUDA_CHECK(cudaSetDevice(device));
+    t_rank_device = device;
+  }
+  return device;
+}
+
 }  // namespace cuda
 
-MemoryLocation locate_memory(const void* data) noexcept {
+void make_rank_device_current(int local_rank) noexcept {
+  const int count = cuda::device_count();
+  if (count == 0) return;
+  // Before any call that needs a context (a pointer query, a stream): otherwise the first one
+  // creates a context on device 0, on every rank of the node.
+  if (cudaSetDevice(local_rank % count) == cudaSuccess) cuda::t_rank_device = local_rank % count;
+  else cudaGetLastError();  // retried, and reported as an Error, at the first device use
+}
+
+MemoryLocation locate_memory(const void* data) {
   if (data == nullptr || cuda::device_count() == 0) return {};
+  const int mine = cuda::ensure_rank_device();
   cudaPointerAttributes attributes{};
-  if (cudaPointerGetAttributes(&attributes, data) != cudaSuccess) {
-    cudaGetLastError();  // older runtimes report plain host pointers as an error
-    return {};
+  if (const cudaError_t rc = cudaPointerGetAttributes(&attributes, data); rc != cudaSuccess) {
+    cudaGetLastError();
+    // CUDA 11+ answers cudaMemoryTypeUnregistered for plain host memory: an error means the
+    // runtime could not look (no context possible, e.g. an exclusive-process GPU held by another
+    // process), and guessing "host" would hand device memory to the host path.
+    char where[32];
+    std::snprintf(where, sizeof where, "%p", data);
+    throw Error("BufferView", std::string("cudaPointerGetAttributes(") + where + ") failed on cuda:" +
+                                  std::to_string(mine < 0 ? 0 : mine) + ": " + cudaGetErrorName(rc) + " (" +
+                                  cudaGetErrorString(rc) + "); cannot tell host from device memory");
   }
-  if (attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged)
-    return {MemoryKind::Device, attributes.device};
+  // Managed memory reports the device current when it was allocated; it is used on this rank's.
+  if (attributes.type == cudaMemoryTypeManaged) return {MemoryKind::Device, mine >= 0 ? mine : attributes.device};
+  if (attributes.type == cudaMemoryTypeDevice) return {MemoryKind::Device, attributes.device};
   return {};
 }
 
@@ -94,19 +129,15 @@ int rank_device(int local_rank) noexcept {
   return count == 0 ? -1 : local_rank % count;
 }
 
-void synchronize_stream(const char* operation, Stream stream) {
-  if (stream == nullptr) return;
-  const cudaError_t rc = cudaStreamSynchronize(stream);
-  if (rc != cudaSuccess)
-    throw Error(operation, std::string("cudaStreamSynchronize on the caller's stream failed: ") + cudaGetErrorString(rc));
-}
 
 }  // namespace detail
 
 Device device() {
   const int count = detail::cuda::device_count();
   if (count == 0) return {};
-  const int index = detail::context("device").topology.local_rank % count;
+  detail::context("device");  // Error before initialize()
+  const int index = detail::cuda::ensure_rank_device();
+  // The application may have switched this thread since: device() always makes it current.
   MPIDIST_CUDA_CHECK(cudaSetDevice(index));
   return {true, index};
 }

@@ -16,6 +16,16 @@ cudaStream_t library_stream(const char* operation, int device);
 /// The visible device count (0 on any error, e.g. no driver). Cached after the first call.
 int device_count() noexcept;
 
+/// This rank's device (local_rank % count), made current on the calling thread if mpidist has
+/// not done so there yet; -1 before initialize() or without a device (the thread's device is then
+/// left as the application set it).
+int ensure_rank_device();
+
+/// Orders `stream` after all work queued so far on the legacy default stream of `device`, and so
+/// after every blocking stream of it: an event recorded there and waited for by `stream`. Queued;
+/// the host does not wait.
+void order_after_default_stream(const char* operation, int device, cudaStream_t stream);
+
 }  // namespace mpidist::detail::cuda
 
 /// Evaluates a CUDA runtime call; any result but cudaSuccess becomes mpidist::Error. The error is

@@ -3,8 +3,10 @@
 #include <cstddef>
 
 #include <memory>
+#include <string>
 
 #include "../group.hpp"
+#include "mpidist/error.hpp"
 #include "../device_backend.hpp"
 #include "runtime.hpp"
 
@@ -44,12 +46,24 @@ PinnedBuffer& staging_of(Group& group) {
   return *static_cast<PinnedBuffer*>(group.staging.get());
 }
 
-}  // namespace
+// A CUDA failure between the ranks' steps leaves the peers in the host collective or past it:
+// the group cannot be trusted any more, as after a timeout.
+template <class F>
+void breaking_the_group(const Call& call, F&& steps) {
+  try {
+    steps();
+  } catch (const Error& e) {
+    if (call.group != nullptr && call.group->broken.empty())
+      call.group->broken = std::string(call.name) + " failed in its device copies: " + e.detail();
+    throw;
+  }
+}
 
-void run_staged(const Call& call, void (*host_path)(const Call&)) {
+void run_staged_steps(const Call& call, void (*host_path)(const Call&)) {
   // The caller's stream orders us after the work that produced the input; without one, the
-  // library's stream (inputs must then already be complete, as for NCCL without a stream).
+  // library's stream, ordered after the caller's work on the legacy default stream.
   const cudaStream_t stream = call.stream ? call.stream : cuda::library_stream(call.name, call.device);
+  if (call.stream == nullptr) cuda::order_after_default_stream(call.name, call.device, stream);
   const std::size_t element = size_of(call.dtype);
   const std::size_t in_bytes = in_count(call) * element;
   const std::size_t out_bytes = out_count(call) * element;
@@ -74,6 +88,12 @@ void run_staged(const Call& call, void (*host_path)(const Call&)) {
   }
 }
 
+}  // namespace
+
+void run_staged(const Call& call, void (*host_path)(const Call&)) {
+  breaking_the_group(call, [&] { run_staged_steps(call, host_path); });
+}
+
 }  // namespace mpidist::detail
 
 namespace mpidist::detail {
@@ -81,6 +101,7 @@ namespace mpidist::detail {
 void copy_device_memory(const char* operation, void* to, const void* from, std::size_t bytes, int device,
                         Stream stream) {
   const cudaStream_t queue = stream ? stream : cuda::library_stream(operation, device);
+  if (stream == nullptr) cuda::order_after_default_stream(operation, device, queue);
   MPIDIST_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, queue));
   if (stream == nullptr) MPIDIST_CUDA_CHECK(cudaStreamSynchronize(queue));
 }

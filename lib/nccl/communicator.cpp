@@ -1,5 +1,5 @@
-// Creating a group's NCCL communicator over MPI (or splitting it from its parent's), with a check
-// that no two ranks of the group drive the same GPU.
+// Creating a group's NCCL communicator over MPI at its first device collective, with a check that
+// no two ranks of the group drive the same GPU, and tearing it down as NCCL 2.28 requires.
 #include "communicator.hpp"
 
 #include <array>
@@ -76,8 +76,12 @@ cudaStream_t make_stream(int device) {
   return stream;
 }
 
-std::shared_ptr<void> own(ncclComm_t comm, int device, cudaStream_t stream) {
-  return std::make_shared<Communicator>(comm, device, stream);
+// The finalize at teardown gets the group's timeout; without one, a bound all the same: a
+// collective stuck on a dead peer must not hang finalize() inside a destructor.
+std::shared_ptr<void> own(ncclComm_t comm, int device, cudaStream_t stream, const Deadline& deadline) {
+  constexpr double unbounded_fallback_seconds = 60;
+  const double seconds = deadline.seconds() > 0 ? deadline.seconds() : unbounded_fallback_seconds;
+  return std::make_shared<Communicator>(comm, device, stream, seconds);
 }
 
 // The bootstrap's MPI steps are bounded by the same deadline as NCCL's own initialization: a
@@ -156,7 +160,7 @@ std::shared_ptr<void> create(Group& group, const char* operation) {
                   }), x->first_failed);
     MPIDIST_MPI_CHECK(MPI_Ibcast(&x->id, sizeof x->id, MPI_BYTE, 0, group.control, &request));
     wait_or_time_out(operation, deadline, request, kStarting);
-    return own(join(group, operation, deadline, x->id), x->mine.device, stream);
+    return own(join(group, operation, deadline, x->id), x->mine.device, stream, deadline);
   } catch (...) {
     if (stream != nullptr) cudaStreamDestroy(stream);
     at_finalize([kept = std::shared_ptr<Exchange>(std::move(x))] {});  // see Exchange
@@ -204,9 +208,42 @@ void abort_and_throw(Group& group, Communicator& comm, const char* operation, nc
   throw Error(group.name, operation, detail + ". The communicator can no longer be used");
 }
 
+void teardown(ncclComm_t comm, double seconds) noexcept {
+  ncclResult_t async = ncclSuccess;
+  if (ncclCommGetAsyncError(comm, &async) != ncclSuccess || (async != ncclSuccess && async != ncclInProgress)) {
+    ncclCommAbort(comm);
+    return;
+  }
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                          std::chrono::duration<double>(seconds));
+  // Polls ncclCommGetAsyncError until it leaves ncclInProgress; false on an error or past `end`.
+  const auto settled = [&] {
+    for (unsigned polls = 0;; ++polls) {
+      if (ncclCommGetAsyncError(comm, &async) != ncclSuccess) return false;
+      if (async != ncclInProgress) return async == ncclSuccess;
+      if (std::chrono::steady_clock::now() >= end) return false;
+      if (polls < 64) std::this_thread::yield();
+      else std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  };
+  // A launch still in progress first (NCCL refuses finalize until it settles), then the finalize,
+  // which on a non-blocking communicator returns at once and completes in NCCL's thread.
+  if (!settled()) {
+    ncclCommAbort(comm);
+    return;
+  }
+  const ncclResult_t finalizing = ncclCommFinalize(comm);
+  if ((finalizing != ncclSuccess && finalizing != ncclInProgress) || !settled()) {
+    ncclCommAbort(comm);
+    return;
+  }
+  // Finalized cleanly: destroy only frees. Should it fail anyway, nothing is left to try (an
+  // abort after a failed destroy may be swallowed, see teardown's declaration).
+  ncclCommDestroy(comm);
+}
+
 Communicator::~Communicator() {
-  // ncclCommDestroy refuses a communicator with a call still in progress; only abort frees it.
-  if (comm_ != nullptr && ncclCommDestroy(comm_) != ncclSuccess) ncclCommAbort(comm_);
+  if (comm_ != nullptr) teardown(comm_, teardown_seconds_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
 
@@ -239,37 +276,5 @@ std::string nccl_version() {
 }
 
 void start_nccl(Group& group, const char* operation) { nccl::communicator(group, operation); }
-
-void split_device_communicator(Group& parent, Group* child, int color, int key) {
-#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 18, 0)
-  // ncclCommSplit is collective over the parent: every parent rank must take the same branch.
-  auto* comm = static_cast<nccl::Communicator*>(parent.nccl.get());
-  int usable = comm != nullptr && comm->aborted_by().empty() ? 1 : 0;
-  MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &usable, 1, MPI_INT, MPI_MIN, parent.control));
-  if (usable == 0) return;
-  cudaStream_t stream = child ? nccl::make_stream(comm->device()) : nullptr;
-  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = 0;  // as every mpidist NCCL communicator: its calls are settled, never waited in
-  ncclComm_t piece = nullptr;
-  const ncclResult_t rc = ncclCommSplit(comm->get(), child ? color : NCCL_SPLIT_NOCOLOR, key, &piece, &config);
-  if (rc != ncclSuccess && rc != ncclInProgress) {
-    if (stream != nullptr) cudaStreamDestroy(stream);
-    nccl::throw_nccl_error("ncclCommSplit", rc, comm->get(), __FILE__, __LINE__);
-  }
-  // On a non-blocking parent the split may finish in NCCL's thread, which fills in `piece` then;
-  // the child's own initialization must be complete before its first use.
-  const Deadline deadline("split", &parent);
-  ncclResult_t state = rc == ncclInProgress ? nccl::settle(comm->get(), deadline) : ncclSuccess;
-  if (state == ncclSuccess && piece != nullptr) state = nccl::settle(piece, deadline);
-  if (state != ncclSuccess) {
-    if (stream != nullptr) cudaStreamDestroy(stream);
-    if (piece != nullptr) ncclCommAbort(piece);
-    nccl::abort_and_throw(parent, *comm, "split", state, deadline, "every rank to split the NCCL communicator (ncclCommSplit)");
-  }
-  if (child != nullptr) child->nccl = nccl::own(piece, comm->device(), stream);
-#else
-  (void)parent, (void)child, (void)color, (void)key;  // the child bootstraps its own at first use
-#endif
-}
 
 }  // namespace mpidist::detail

@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "mpidist/error.hpp"
+
 #include "../group.hpp"
 #include "../timeout.hpp"
 
@@ -16,11 +18,13 @@ namespace mpidist::detail::nccl {
 [[noreturn]] void throw_nccl_error(const char* call, ncclResult_t code, ncclComm_t comm, const char* file, int line);
 
 /// One group's NCCL communicator and the stream its collectives run on when the caller gives none.
-/// Owned by the Group (Group::nccl); the destructor destroys both and never throws.
+/// Owned by the Group (Group::nccl); the destructor tears both down (see teardown()) and never
+/// throws.
 class Communicator {
  public:
-  Communicator(ncclComm_t comm, int device, cudaStream_t stream) noexcept
-      : comm_(comm), device_(device), stream_(stream) {}
+  /// `teardown_seconds`: how long the destructor waits for ncclCommFinalize before aborting.
+  Communicator(ncclComm_t comm, int device, cudaStream_t stream, double teardown_seconds) noexcept
+      : comm_(comm), device_(device), stream_(stream), teardown_seconds_(teardown_seconds) {}
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
   ~Communicator();
@@ -39,8 +43,16 @@ class Communicator {
   ncclComm_t comm_;
   int device_;
   cudaStream_t stream_;
+  double teardown_seconds_;
   std::string aborted_by_;
 };
+
+/// Frees `comm` the way NCCL 2.28 allows: only ncclCommAbort when it holds an asynchronous error
+/// (2.28's ncclCommDestroy returns from inside its own group there without closing it, and every
+/// later NCCL call of the thread, the abort included, is then swallowed); otherwise
+/// ncclCommFinalize, polled for at most `seconds`, then ncclCommDestroy, or ncclCommAbort when the
+/// finalize fails or does not finish in time (a collective stuck on a dead peer). Never throws.
+void teardown(ncclComm_t comm, double seconds) noexcept;
 
 /// The group's communicator, created on first use (a collective over the group): GPU check, unique
 /// id from the group's rank 0 over its MPI control channel, cudaSetDevice, then a non-blocking
@@ -63,6 +75,23 @@ std::string describe(ncclResult_t code, ncclComm_t comm);
 /// Error naming both. ncclInProgress means `deadline` passed: the timeout Error.
 [[noreturn]] void abort_and_throw(Group& group, Communicator& comm, const char* operation, ncclResult_t code,
                                   const Deadline& deadline, const char* waiting_for);
+
+/// Runs the NCCL and CUDA steps of `operation` on `comm`. Any Error escaping them (a failed
+/// enqueue, ncclGroupEnd, cudaEventRecord, cudaStreamQuery...) aborts the communicator, which NCCL
+/// has marked failed anyway, and breaks the group with a text naming that first failure; the
+/// Error then says so. Errors already handled by abort_and_throw pass through unchanged.
+template <class F>
+void aborting_on_failure(Group& group, Communicator& comm, const char* operation, F&& steps) {
+  try {
+    steps();
+  } catch (const Error& e) {
+    if (!comm.aborted_by().empty()) throw;  // abort_and_throw did all this already
+    comm.abort(operation);
+    if (group.broken.empty()) group.broken = std::string(operation) + " failed: " + e.operation() + ": " + e.detail();
+    throw Error(group.name, operation, e.operation() + ": " + e.detail() +
+                                           "; the NCCL communicator was aborted. The communicator can no longer be used");
+  }
+}
 
 }  // namespace mpidist::detail::nccl
 

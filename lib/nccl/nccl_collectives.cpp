@@ -1,6 +1,8 @@
 // The NCCL path: device buffers, one NCCL call per collective on a non-blocking communicator, the
 // launch settled, then (without a caller's stream) a wait that polls the stream and NCCL's
 // asynchronous error; both bounded by the group's timeout (set_timeout, else MPIDIST_TIMEOUT).
+// Without a caller's stream the library's stream is first ordered after the legacy default
+// stream (cuda/ordering.cpp). Any failure on the way aborts the communicator and breaks the group.
 #include <span>
 #include <string>
 #include <thread>
@@ -88,7 +90,7 @@ void wait(const Call& call, Communicator& comm, cudaStream_t stream, const Deadl
   for (;;) {
     const cudaError_t state = cudaStreamQuery(stream);
     if (state == cudaSuccess) return;
-    if (state != cudaErrorNotReady) cuda::throw_cuda_error("cudaStreamQuery", state, __FILE__, __LINE__);
+    if (state != cudaErrorNotReady) cuda::throw_cuda_error("cudaStreamQuery", state, __FILE__, __LINE__);  // aborts
     ncclResult_t async = ncclSuccess;
     MPIDIST_NCCL_CHECK(ncclCommGetAsyncError(comm.get(), &async), comm.get());
     if (async != ncclSuccess && async != ncclInProgress)
@@ -106,10 +108,14 @@ void run_nccl(const Call& call) {
   // The device was checked against this rank's before the ranks agreed (transports.cpp).
   auto& comm = nccl::communicator(*call.group, call.name);
   const Deadline deadline(call.name, call.group);
-  // Without a caller's stream: the group's non-blocking stream, then wait here until done.
-  const cudaStream_t stream = call.stream ? call.stream : comm.stream();
-  nccl::launched(call, comm, nccl::enqueue(call, comm.get(), stream), deadline);
-  if (call.stream == nullptr) nccl::wait(call, comm, stream, deadline);
+  nccl::aborting_on_failure(*call.group, comm, call.name, [&] {
+    // Without a caller's stream: the group's non-blocking stream, after the legacy default
+    // stream's work, then wait here until done.
+    const cudaStream_t stream = call.stream ? call.stream : comm.stream();
+    if (call.stream == nullptr) cuda::order_after_default_stream(call.name, comm.device(), stream);
+    nccl::launched(call, comm, nccl::enqueue(call, comm.get(), stream), deadline);
+    if (call.stream == nullptr) nccl::wait(call, comm, stream, deadline);
+  });
 }
 
 void run_nccl_many(std::span<const Call> calls) {
@@ -117,20 +123,23 @@ void run_nccl_many(std::span<const Call> calls) {
   const Call& first = calls.front();
   auto& comm = nccl::communicator(*first.group, first.name);
   const Deadline deadline(first.name, first.group);
-  const cudaStream_t stream = first.stream ? first.stream : comm.stream();
-  MPIDIST_NCCL_CHECK(ncclGroupStart(), comm.get());
-  try {
-    for (const Call& call : calls) nccl::enqueue(call, comm.get(), stream);
-  } catch (...) {
-    // Close the group (launching what it holds, which must settle before the next call); the
-    // first failure is the one to report.
-    if (ncclGroupEnd() == ncclInProgress) nccl::settle(comm.get(), deadline);
-    throw;
-  }
-  const ncclResult_t rc = ncclGroupEnd();
-  if (rc != ncclSuccess && rc != ncclInProgress) nccl::throw_nccl_error("ncclGroupEnd", rc, comm.get(), __FILE__, __LINE__);
-  nccl::launched(first, comm, rc, deadline);
-  if (first.stream == nullptr) nccl::wait(first, comm, stream, deadline);
+  nccl::aborting_on_failure(*first.group, comm, first.name, [&] {
+    const cudaStream_t stream = first.stream ? first.stream : comm.stream();
+    if (first.stream == nullptr) cuda::order_after_default_stream(first.name, comm.device(), stream);
+    MPIDIST_NCCL_CHECK(ncclGroupStart(), comm.get());
+    try {
+      for (const Call& call : calls) nccl::enqueue(call, comm.get(), stream);
+    } catch (...) {
+      // Close the group before the abort that follows: an abort issued inside an open group is
+      // only queued there, and would never run.
+      ncclGroupEnd();
+      throw;
+    }
+    const ncclResult_t rc = ncclGroupEnd();
+    if (rc != ncclSuccess && rc != ncclInProgress) nccl::throw_nccl_error("ncclGroupEnd", rc, comm.get(), __FILE__, __LINE__);
+    nccl::launched(first, comm, rc, deadline);
+    if (first.stream == nullptr) nccl::wait(first, comm, stream, deadline);
+  });
 }
 
 }  // namespace mpidist::detail

@@ -66,6 +66,12 @@ const Config& config() {
     made.hang_seconds = static_cast<double>(env_integer("MPIDIST_EMU_HANG_SECONDS", 120, 0, 1 << 20));
     made.init_stall_rank = static_cast<int>(env_integer("MPIDIST_EMU_NCCL_INIT_STALL", -1, -1, 1 << 24));
     made.comm_blocking = static_cast<int>(env_integer("NCCL_COMM_BLOCKING", -1, -1, 1));
+    made.max_contexts = static_cast<int>(env_integer("MPIDIST_EMU_MAX_CONTEXTS", 0, 0, 1024));
+    made.unavailable_device = static_cast<int>(env_integer("MPIDIST_EMU_UNAVAILABLE_DEVICE", -1, -1, 1024));
+    if (const char* text = std::getenv("MPIDIST_EMU_NCCL_FAIL_ENQUEUE"); text != nullptr && *text != '\0') {
+      made.fail_enqueue_rank = std::atoi(text);
+      if (const char* colon = std::strchr(text, ':')) made.fail_enqueue_nth = std::atoi(colon + 1);
+    }
     return made;
   }();
   return c;

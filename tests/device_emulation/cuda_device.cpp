@@ -32,6 +32,7 @@ constexpr ErrorText kErrors[] = {
     {cudaErrorIllegalAddress, "cudaErrorIllegalAddress", "an illegal memory access was encountered"},
     {cudaErrorLaunchFailure, "cudaErrorLaunchFailure", "unspecified launch failure"},
     {cudaErrorNotSupported, "cudaErrorNotSupported", "operation not supported"},
+    {cudaErrorDevicesUnavailable, "cudaErrorDevicesUnavailable", "CUDA-capable device(s) is/are busy or unavailable"},
     {cudaErrorUnknown, "cudaErrorUnknown", "unknown error"},
 };
 
@@ -78,7 +79,7 @@ cudaError_t cudaSetDevice(int device) {
     return fail(cudaErrorInvalidDevice, "cudaSetDevice(" + std::to_string(device) + "): only " +
                                             std::to_string(config().device_count) + " emulated devices");
   set_current_device(device);
-  return cudaSuccess;
+  return use_context("cudaSetDevice");  // since CUDA 12 it initializes the device's primary context
 }
 
 cudaError_t cudaGetDevice(int* device) {

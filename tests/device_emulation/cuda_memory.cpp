@@ -1,6 +1,7 @@
 // Emulated CUDA runtime: allocation, copies, memset, pointer attributes, memory info.
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "cudart_internal.hpp"
 
@@ -78,6 +79,29 @@ class CopyWork : public Work {
   const char* call_;
 };
 
+/// The device half of a pageable host-to-device cudaMemcpy: CUDA copies the source into a
+/// staging buffer and returns; the DMA lands later, ordered on the legacy default stream.
+class StagedCopyWork : public Work {
+ public:
+  StagedCopyWork(void* dst, const void* src, std::size_t bytes)
+      : dst_(dst), staged_(static_cast<const std::byte*>(src), static_cast<const std::byte*>(src) + bytes) {
+    accesses.push_back({static_cast<const std::byte*>(dst), bytes, true});
+  }
+  Step step() override {
+    DeviceAccess open(dst_);
+    std::memcpy(dst_, staged_.data(), staged_.size());
+    return Step::Done;
+  }
+  std::string describe() const override {
+    return "cudaMemcpy " + std::to_string(staged_.size()) + " bytes HostToDevice from pageable memory -> " + hex(dst_) +
+           " (staged; the DMA lands later)";
+  }
+
+ private:
+  void* dst_;
+  std::vector<std::byte> staged_;
+};
+
 /// A memset queued on a stream.
 class FillWork : public Work {
  public:
@@ -141,6 +165,7 @@ cudaError_t allocate(void** pointer, std::size_t size, MemoryKind kind, const ch
   if (pointer == nullptr) return fail(cudaErrorInvalidValue);
   if (config().device_count == 0) return fail(cudaErrorNoDevice);
   Lock hold(big_lock());
+  if (const cudaError_t e = use_context(call); e != cudaSuccess) return e;
   const int device = current_device();
   if (kind == MemoryKind::Device && device_bytes_in_use(device) + size > config().device_memory - config().context_memory)
     return fail(cudaErrorMemoryAllocation, std::string(call) + "(" + std::to_string(size) + " bytes): device " +
@@ -182,6 +207,7 @@ cudaError_t release(void* pointer, MemoryKind kind, const char* call) {
 cudaError_t queue_copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t handle,
                        const char* call, std::shared_ptr<Stream>* used) {
   Lock hold(big_lock());
+  if (const cudaError_t e = use_context(call); e != cudaSuccess) return e;
   if (bytes == 0) return cudaSuccess;
   if (const cudaError_t e = check_copy(call, dst, src, bytes, &kind); e != cudaSuccess) return e;
   std::shared_ptr<Stream> stream;
@@ -204,12 +230,26 @@ cudaError_t cudaHostAlloc(void** pHost, size_t size, unsigned int flags) {
   if ((flags & ~0xfu) != 0) return fail(cudaErrorInvalidValue, "cudaHostAlloc: unknown flags " + std::to_string(flags));
   return allocate(pHost, size, MemoryKind::Host, "cudaHostAlloc");
 }
-cudaError_t cudaFree(void* devPtr) { return release(devPtr, MemoryKind::Device, "cudaFree"); }
+cudaError_t cudaMallocManaged(void** devPtr, size_t size, unsigned int flags) {
+  if (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost)
+    return fail(cudaErrorInvalidValue, "cudaMallocManaged: flags must be cudaMemAttachGlobal or cudaMemAttachHost");
+  return allocate(devPtr, size, MemoryKind::Managed, "cudaMallocManaged");
+}
+cudaError_t cudaFree(void* devPtr) {
+  {
+    Lock hold(big_lock());
+    const Allocation* a = find_allocation(devPtr);
+    if (a != nullptr && a->base == devPtr && a->kind == MemoryKind::Managed)
+      return release(devPtr, MemoryKind::Managed, "cudaFree");
+  }
+  return release(devPtr, MemoryKind::Device, "cudaFree");
+}
 cudaError_t cudaFreeHost(void* ptr) { return release(ptr, MemoryKind::Host, "cudaFreeHost"); }
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, enum cudaMemcpyKind kind) {
   {
     Lock hold(big_lock());
+    if (const cudaError_t e = use_context("cudaMemcpy"); e != cudaSuccess) return e;
     if (count == 0) return cudaSuccess;
     if (const cudaError_t e = check_copy("cudaMemcpy", dst, src, count, &kind); e != cudaSuccess) return e;
     if (const cudaError_t e = check_host_side_race("cudaMemcpy", {static_cast<const std::byte*>(src), count, false});
@@ -218,6 +258,17 @@ cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, enum cudaMemcpy
     if (const cudaError_t e = check_host_side_race("cudaMemcpy", {static_cast<const std::byte*>(dst), count, true});
         e != cudaSuccess)
       return e;
+  }
+  {
+    // From pageable memory to the device: returns once the source is staged, before the DMA
+    // lands (CUDA's documented behaviour); work not ordered after the legacy stream may race it.
+    Lock hold(big_lock());
+    const bool pageable_source = find_allocation(src) == nullptr;
+    if (pageable_source && (kind == cudaMemcpyHostToDevice ||
+                            (kind == cudaMemcpyDefault && find_allocation(dst) != nullptr))) {
+      enqueue(legacy_stream(current_device()), std::make_unique<StagedCopyWork>(dst, src, count));
+      return cudaSuccess;
+    }
   }
   std::shared_ptr<Stream> legacy;
   if (const cudaError_t e = queue_copy(dst, src, count, kind, nullptr, "cudaMemcpy", &legacy); e != cudaSuccess) return e;
@@ -237,6 +288,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, enum cudaM
 
 cudaError_t cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t handle) {
   Lock hold(big_lock());
+  if (const cudaError_t e = use_context("cudaMemsetAsync"); e != cudaSuccess) return e;
   if (count == 0) return cudaSuccess;
   if (const cudaError_t e = check_side("cudaMemsetAsync", "devPtr", devPtr, count, true); e != cudaSuccess) return e;
   std::shared_ptr<Stream> stream;
@@ -253,6 +305,9 @@ cudaError_t cudaMemset(void* devPtr, int value, size_t count) { return cudaMemse
 cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes* attributes, const void* ptr) {
   if (attributes == nullptr) return fail(cudaErrorInvalidValue);
   Lock hold(big_lock());
+  // Even for host memory: the query initializes the current device's context (device 0 on a
+  // thread that never called cudaSetDevice).
+  if (const cudaError_t e = use_context("cudaPointerGetAttributes"); e != cudaSuccess) return e;
   *attributes = cudaPointerAttributes{};
   const Allocation* a = find_allocation(ptr);
   if (a == nullptr) {
@@ -265,6 +320,9 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes* attributes, c
   attributes->devicePointer = const_cast<void*>(ptr);
   if (a->kind == MemoryKind::Device) {
     attributes->type = cudaMemoryTypeDevice;
+  } else if (a->kind == MemoryKind::Managed) {
+    attributes->type = cudaMemoryTypeManaged;
+    attributes->hostPointer = const_cast<void*>(ptr);
   } else {
     attributes->type = cudaMemoryTypeHost;
     attributes->hostPointer = const_cast<void*>(ptr);
@@ -276,6 +334,7 @@ cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
   if (free == nullptr || total == nullptr) return fail(cudaErrorInvalidValue);
   if (config().device_count == 0) return fail(cudaErrorNoDevice);
   Lock hold(big_lock());
+  if (const cudaError_t e = use_context("cudaMemGetInfo"); e != cudaSuccess) return e;
   const std::size_t used = config().context_memory + device_bytes_in_use(current_device());
   *total = config().device_memory;
   *free = used >= *total ? 0 : *total - used;

@@ -79,6 +79,7 @@ extern "C" {
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* pStream, unsigned int flags) {
   if (pStream == nullptr || (flags & ~cudaStreamNonBlocking) != 0) return fail(cudaErrorInvalidValue);
   Lock hold(big_lock());
+  if (const cudaError_t e = use_context("cudaStreamCreateWithFlags"); e != cudaSuccess) return e;
   *pStream = reinterpret_cast<cudaStream_t>(create_stream(current_device(), flags).get());
   return cudaSuccess;
 }
@@ -120,6 +121,7 @@ cudaError_t cudaDeviceSynchronize(void) { return fail(wait_all(current_device(),
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
   if (event == nullptr || (flags & ~0xfu) != 0) return fail(cudaErrorInvalidValue);
   Lock hold(big_lock());
+  if (const cudaError_t e = use_context("cudaEventCreateWithFlags"); e != cudaSuccess) return e;
   auto made = std::make_unique<Event>();
   made->flags = flags;
   *event = reinterpret_cast<cudaEvent_t>(made.get());

@@ -31,6 +31,10 @@ struct Config {
   double hang_seconds = 120;         ///< MPIDIST_EMU_HANG_SECONDS: a blocking wait longer than this aborts
   int init_stall_rank = -1;          ///< MPIDIST_EMU_NCCL_INIT_STALL: this world rank's NCCL init never reaches its peers
   int comm_blocking = -1;            ///< NCCL_COMM_BLOCKING (0 or 1) overrides config.blocking, as in NCCL; -1 unset
+  int max_contexts = 0;              ///< MPIDIST_EMU_MAX_CONTEXTS: more contexts than this fail the process at exit; 0 no limit
+  int unavailable_device = -1;       ///< MPIDIST_EMU_UNAVAILABLE_DEVICE: a context on it fails (exclusive-process GPU held elsewhere)
+  int fail_enqueue_rank = -1;        ///< MPIDIST_EMU_NCCL_FAIL_ENQUEUE=R[:N]: world rank R's Nth NCCL operation fails to enqueue
+  int fail_enqueue_nth = 1;
 };
 const Config& config();
 
@@ -54,12 +58,20 @@ bool device_was_set();
 /// Formats a pointer as 0x... for messages.
 std::string hex(const void* pointer);
 
+/// A call that needs a CUDA context on the thread's current device (device 0 on a thread that
+/// never called cudaSetDevice) creates the device's primary context, as the real runtime does.
+/// Remembered per process and listed at exit; cudaErrorDevicesUnavailable for
+/// MPIDIST_EMU_UNAVAILABLE_DEVICE. `device` -1: the current device.
+cudaError_t use_context(const char* call, int device = -1);
+
 // ---------------------------------------------------------------------------------------------
 // Memory
 
-enum class MemoryKind { Device, Host };
+enum class MemoryKind { Device, Host, Managed };
 
-/// One cudaMalloc (Device) or cudaMallocHost/cudaHostAlloc (Host) allocation.
+/// One cudaMalloc (Device), cudaMallocHost/cudaHostAlloc (Host) or cudaMallocManaged (Managed:
+/// readable by the host, usable on any device; `device` is the one current at allocation, as
+/// cudaPointerGetAttributes reports it) allocation.
 struct Allocation {
   std::byte* base = nullptr;
   std::size_t size = 0;    ///< bytes asked for
@@ -174,4 +186,6 @@ const char* mpidist_emu_last_diagnostic();
 int mpidist_emu_pending_work();
 /// Test hook: always 1; tests call it to prove they run against the emulation.
 int mpidist_emu_is_emulation();
+/// Test hook: how many CUDA contexts (devices with a primary context) this process holds.
+int mpidist_emu_contexts();
 }

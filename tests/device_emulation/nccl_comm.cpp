@@ -253,6 +253,9 @@ ncclResult_t init(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank,
   if (!p->whole_world && std::memcmp(id.internal, kIdMagic, sizeof kIdMagic) != 0)
     return nccl_fail(ncclInvalidArgument, std::string(call) + ": process " + std::to_string(mine.world_rank) +
                                               " passed an id that ncclGetUniqueId did not produce (not broadcast?)");
+  if (use_context(call) != cudaSuccess)
+    return nccl_fail(ncclUnhandledCudaError, std::string(call) + ": Cuda failure: no context on device " +
+                                                 std::to_string(mine.device));
   auto comm = std::make_unique<ncclComm>();
   comm->rank = rank;
   comm->nranks = nranks;
@@ -305,6 +308,39 @@ ncclResult_t check_known(ncclComm_t comm, const char* call, bool allow_finalized
   if (comm->state == ncclComm::State::Ready || (allow_finalized && comm->state == ncclComm::State::Finalized))
     return ncclSuccess;
   return nccl_fail(ncclInvalidUsage, std::string(call) + ": the communicator was " + state_text(comm->state));
+}
+
+// A peer's ncclCommAbort breaks the connections of the running collectives: NCCL reports it as
+// the asynchronous error of the others (ncclRemoteError). The emulation sends a notice over the
+// communicator's control channel, which no collective of it matches.
+constexpr int kAbortNoticeTag = 0x4e41;
+
+void tell_peers_aborted(ncclComm* comm) {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized || comm->control == MPI_COMM_NULL) return;
+  static int notice = 1;
+  static auto* sent = new std::vector<MPI_Request>;  // never waited on: the peers may be gone
+  for (int peer = 0; peer < comm->nranks; ++peer) {
+    if (peer == comm->rank) continue;
+    MPI_Request request = MPI_REQUEST_NULL;
+    MPI_Isend(&notice, 1, MPI_INT, peer, kAbortNoticeTag, comm->control, &request);
+    sent->push_back(request);
+  }
+}
+
+void notice_peer_abort(ncclComm* comm) {
+  if (comm->control == MPI_COMM_NULL || comm->nranks < 2) return;
+  int arrived = 0;
+  MPI_Status status;
+  MPI_Iprobe(MPI_ANY_SOURCE, kAbortNoticeTag, comm->control, &arrived, &status);
+  if (arrived == 0) return;
+  int notice = 0;
+  MPI_Recv(&notice, 1, MPI_INT, status.MPI_SOURCE, kAbortNoticeTag, comm->control, MPI_STATUS_IGNORE);
+  comm->async = ncclRemoteError;
+  comm->failure = "rank " + std::to_string(status.MPI_SOURCE) + " aborted the communicator (ncclCommAbort); the " +
+                  "collectives running on it cannot complete";
+  nccl_fail(ncclRemoteError, "ncclCommGetAsyncError: " + comm->failure);
 }
 
 }  // namespace
@@ -385,6 +421,14 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId c
 
 ncclResult_t ncclCommFinalize(ncclComm_t comm) {
   if (const ncclResult_t r = check_comm(comm, "ncclCommFinalize"); r != ncclSuccess) return r;
+  if (!comm->blocking) {
+    // As NCCL's: returns at once; ncclCommGetAsyncError says ncclInProgress until the queued work
+    // is done, which may be never (a peer that died): the caller bounds the wait and aborts.
+    Lock hold(big_lock());
+    comm->finalizing = true;
+    comm->async = ncclInProgress;
+    return ncclInProgress;
+  }
   flush_operations(comm);
   Lock hold(big_lock());
   comm->state = ncclComm::State::Finalized;
@@ -394,7 +438,15 @@ ncclResult_t ncclCommFinalize(ncclComm_t comm) {
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   if (comm == nullptr) return ncclSuccess;  // as in NCCL
   if (const ncclResult_t r = check_known(comm, "ncclCommDestroy", true); r != ncclSuccess) return r;
-  // As in NCCL: a communicator still initializing, or whose initialization failed, only aborts.
+  if (comm->async != ncclSuccess && comm->async != ncclInProgress) {
+    // NCCL 2.28 returns here from inside the group it opened, without closing it.
+    leave_group_open();
+    return nccl_fail(comm->async, "ncclCommDestroy: the communicator holds an asynchronous error (" + comm->failure +
+                                      "); NCCL 2.28 returns from inside its own group without closing it, so this "
+                                      "thread's later NCCL calls (an ncclCommAbort included) are swallowed: only "
+                                      "ncclCommAbort may free a failed communicator");
+  }
+  // As in NCCL: a communicator still initializing only aborts.
   if (const ncclResult_t r = ensure_ready(comm, "ncclCommDestroy"); r != ncclSuccess) return r;
   flush_operations(comm);
   Lock hold(big_lock());
@@ -409,7 +461,9 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
   if (comm == nullptr) return ncclSuccess;
   if (const ncclResult_t r = check_known(comm, "ncclCommAbort", true); r != ncclSuccess) return r;
+  if (swallow_abort(comm)) return ncclSuccess;
   Lock hold(big_lock());
+  if (comm->state == ncclComm::State::Ready && !comm->init) tell_peers_aborted(comm);
   // MPI cannot cancel a posted collective: its request and staging memory are abandoned, and
   // the MPI communicator is leaked rather than freed under it. Likewise an initialization's.
   cancel_operations(comm);
@@ -426,6 +480,12 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
   Lock hold(big_lock());
   if (comm->init) progress_init(comm);
   if (comm->launch) complete_launch(comm);
+  if (comm->finalizing && !operations_pending(comm)) {
+    comm->finalizing = false;
+    comm->async = ncclSuccess;
+    comm->state = ncclComm::State::Finalized;
+  }
+  if (comm->state == ncclComm::State::Ready && comm->async == ncclSuccess) notice_peer_abort(comm);
   *asyncError = comm->async;
   return ncclSuccess;
 }
@@ -477,3 +537,9 @@ const char* ncclGetLastError(ncclComm_t /*comm*/) {
 }
 
 }  // extern "C"
+
+/// Test hook: how many communicators this process created (live, destroyed or aborted).
+extern "C" int mpidist_emu_nccl_communicators() {
+  std::lock_guard<std::recursive_mutex> hold(mpidist_emu::big_lock());
+  return static_cast<int>(mpidist_emu::comms().size());
+}

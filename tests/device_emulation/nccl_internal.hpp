@@ -34,6 +34,7 @@ struct ncclComm {
   // when the initialization failed (`failure` says why). Anything but ncclSuccess makes every
   // other call on the communicator fail, as NCCL's ncclCommEnsureReady does.
   bool blocking = true;
+  bool finalizing = false;  ///< non-blocking ncclCommFinalize in progress (ncclInProgress until its work drained)
   ncclResult_t async = ncclSuccess;
   std::string failure;
   std::shared_ptr<mpidist_emu::PendingInit> init;
@@ -107,6 +108,13 @@ void cancel_operations(ncclComm* comm);
 void complete_launch(ncclComm* comm);
 /// Blocks until every queued operation of `comm` has completed (ncclCommFinalize).
 void flush_operations(ncclComm* comm);
+/// Whether `comm` has queued operations not yet complete; drives their streams once, never blocks.
+bool operations_pending(ncclComm* comm);
+/// NCCL 2.28's ncclCommDestroy of a failed communicator: leaves the thread inside a group.
+void leave_group_open();
+/// Inside a group left open that way, ncclCommAbort is only queued (never run until an
+/// ncclGroupEnd closes the group): true when `comm`'s abort was swallowed so.
+bool swallow_abort(ncclComm* comm);
 
 /// Element size of an NCCL data type (0 for types the emulation does not support).
 std::size_t element_size(ncclDataType_t type);

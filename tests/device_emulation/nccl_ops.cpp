@@ -12,6 +12,11 @@
 //   4. Each later drive calls MPI_Test (cudaStreamQuery says cudaErrorNotReady until the peers
 //      arrive); on completion the result is written back to device memory.
 //   5. ncclCommAbort cancels queued operations; posted requests are abandoned, never waited on.
+//   6. The launches of one device run one at a time, in the order they were launched (a call, or
+//      a group's ncclGroupEnd, is one launch): a launch posts its requests only after every earlier
+//      launch of its device finished. That is the worst a GPU allows (NCCL kernels need not run
+//      concurrently), so ranks issuing two communicators' work in different orders deadlock here
+//      as they may on hardware; the hang report names the launch holding the others back.
 // On a non-blocking communicator step 2 is deferred once more: the call (or ncclGroupEnd)
 // returns ncclInProgress and the work reaches its stream only when ncclCommGetAsyncError is
 // polled, as NCCL's launch thread would put it there "later". A stream synchronized before that
@@ -19,6 +24,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <cstdlib>
 #include <map>
 
 #include "nccl_internal.hpp"
@@ -223,6 +229,18 @@ class Operation {
   MPI_Request request_ = MPI_REQUEST_NULL;
 };
 
+class NcclWork;
+
+// Rule 6: per device, the launches not finished yet, by launch number, with their stream.
+struct LaunchOrder {
+  std::uint64_t next = 0;
+  std::map<std::uint64_t, std::weak_ptr<Stream>> pending;
+};
+std::map<int, LaunchOrder>& launch_orders() {
+  static auto* all = new std::map<int, LaunchOrder>;  // never destroyed: see streams.cpp
+  return *all;
+}
+
 /// The operations of one call, or of one stream within a group: they run concurrently.
 class NcclWork : public Work {
  public:
@@ -230,7 +248,58 @@ class NcclWork : public Work {
     for (const Access& a : op->accesses()) accesses.push_back(a);
     ops_.push_back(std::move(op));
   }
+  /// Takes its place in the device's launch order (rule 6).
+  void launch(int device, std::uint64_t number, const std::shared_ptr<Stream>& stream) {
+    device_ = device;
+    launch_ = number;
+    launch_orders()[device].pending[number] = stream;
+  }
   Step step() override {
+    if (stepping_) return Step::Pending;  // re-entered while driving an earlier launch
+    stepping_ = true;
+    const Step result = advance();
+    stepping_ = false;
+    if (result == Step::Done) leave_order();
+    return result;
+  }
+  std::string describe() const override {
+    std::string text = ops_.size() > 1 ? "group of " : "";
+    for (std::size_t i = 0; i < ops_.size(); ++i) text += (i > 0 ? ", " : "") + ops_[i]->describe();
+    if (!held_back_by_.empty())
+      text += " [held back: device " + std::to_string(device_) + " runs NCCL launches one at a time in launch order, and " +
+              held_back_by_ + ", launched before it, has not finished; ranks that issue two communicators' work in "
+              "different orders deadlock like this on a GPU]";
+    return text;
+  }
+  bool involves(const ncclComm* comm) const {
+    for (const auto& op : ops_) {
+      if (op->comm() == comm) return true;
+    }
+    return false;
+  }
+  /// The first communicator of an operation that is not on `device`, or nullptr.
+  const ncclComm* off_device(int device) const {
+    for (const auto& op : ops_) {
+      if (op->comm()->device != device) return op->comm();
+    }
+    return nullptr;
+  }
+  std::vector<ncclComm*> comms() const {
+    std::vector<ncclComm*> list;
+    for (const auto& op : ops_) {
+      if (std::find(list.begin(), list.end(), op->comm()) == list.end()) list.push_back(op->comm());
+    }
+    return list;
+  }
+  void abandon() {
+    for (auto& op : ops_) op->abandon();
+    cancelled = true;
+    leave_order();
+  }
+
+ private:
+  Step advance() {
+    if (!ops_.front()->started() && earlier_launch_pending()) return Step::Pending;
     for (auto& op : ops_) {
       if (!op->started() && !op->try_start()) return Step::Pending;
     }
@@ -240,38 +309,115 @@ class NcclWork : public Work {
     for (auto& op : ops_) op->finish();
     return Step::Done;
   }
-  std::string describe() const override {
-    std::string text = ops_.size() > 1 ? "group of " : "";
+  // Drives the streams of earlier launches of the device (nothing else would: the caller waits on
+  // this stream) and says whether one of them is still unfinished.
+  bool earlier_launch_pending() {
+    auto& order = launch_orders()[device_];
+    for (auto it = order.pending.begin(); it != order.pending.end() && it->first < launch_;) {
+      const std::shared_ptr<Stream> stream = it->second.lock();
+      if (!stream) {
+        it = order.pending.erase(it);
+        continue;
+      }
+      const std::uint64_t number = it->first;
+      progress(*stream);
+      if (order.pending.count(number) != 0) {
+        held_back_by_ = "launch " + std::to_string(number) + " on " + stream->name();
+        for (const auto& w : stream->queue) {
+          const auto* nccl = dynamic_cast<const NcclWork*>(w.get());
+          if (nccl != nullptr && nccl->launch_ == number) held_back_by_ = nccl->describe_ops() + " on " + stream->name();
+        }
+        return true;
+      }
+      it = order.pending.upper_bound(number);
+    }
+    held_back_by_.clear();
+    return false;
+  }
+  std::string describe_ops() const {
+    std::string text;
     for (std::size_t i = 0; i < ops_.size(); ++i) text += (i > 0 ? ", " : "") + ops_[i]->describe();
     return text;
   }
-  bool involves(const ncclComm* comm) const {
-    for (const auto& op : ops_) {
-      if (op->comm() == comm) return true;
-    }
-    return false;
-  }
-  void abandon() {
-    for (auto& op : ops_) op->abandon();
-    cancelled = true;
+  void leave_order() {
+    if (launch_ != 0) launch_orders()[device_].pending.erase(launch_);
+    launch_ = 0;
   }
 
- private:
   std::vector<std::unique_ptr<Operation>> ops_;
+  int device_ = 0;
+  std::uint64_t launch_ = 0;
+  bool stepping_ = false;
+  std::string held_back_by_;
 };
+
+// Queues the units of one launch (a call, or a group) on their streams, with one launch number
+// per device. A stream of another device than the communicator's fails here, at launch, as a
+// kernel launch on it fails on a GPU; returns that failure or ncclSuccess.
+using Unit = std::pair<std::shared_ptr<Stream>, std::unique_ptr<NcclWork>>;
+
+std::string launch_failure(const std::vector<Unit>& units) {
+  for (const auto& [stream, work] : units) {
+    if (!work) continue;
+    if (const ncclComm* c = work->off_device(stream->device))
+      return "Cuda failure 'invalid resource handle' at launch: " + stream->name() + " is not a stream of device " +
+             std::to_string(c->device) + ", the communicator's";
+  }
+  return "";
+}
+
+void launch_units(std::vector<Unit>& units) {
+  std::map<int, std::uint64_t> numbers;
+  for (auto& [stream, work] : units) {
+    if (!work) continue;  // moved-from: another member of the group was polled first
+    std::uint64_t& number = numbers[stream->device];
+    if (number == 0) number = ++launch_orders()[stream->device].next;
+    work->launch(stream->device, number, stream);
+    enqueue(stream, std::move(work));
+  }
+}
+
+// A launch failure marks every communicator of the launch failed, as NCCL does.
+ncclResult_t fail_launch(const std::vector<ncclComm*>& comms, const std::string& message) {
+  const ncclResult_t r = nccl_fail(ncclUnhandledCudaError, message);
+  for (ncclComm* c : comms) {
+    c->async = ncclUnhandledCudaError;
+    c->failure = message;
+  }
+  return r;
+}
 
 }  // namespace
 
 /// Work that a non-blocking call handed to NCCL's (emulated) launch thread: it reaches its
 /// streams at the first ncclCommGetAsyncError on one of `comms` (complete_launch).
 struct HeldLaunch {
-  std::vector<std::pair<std::shared_ptr<Stream>, std::unique_ptr<NcclWork>>> units;
+  std::vector<Unit> units;
 };
 
 namespace {
 
 // Group state is per thread, as in NCCL.
 thread_local int t_group_depth = 0;
+// NCCL 2.28's ncclCommDestroy on a failed communicator returns from inside its own group without
+// closing it: the thread's later NCCL calls join that group and are swallowed, an ncclCommAbort
+// included, until an ncclGroupEnd closes it (which then runs the aborts).
+thread_local bool t_group_left_open = false;
+thread_local std::vector<ncclComm*> t_deferred_aborts;
+int g_swallowed = 0;
+
+void report_swallowed() {
+  if (g_swallowed > 0)
+    diagnose("at exit, " + std::to_string(g_swallowed) + " NCCL call(s) were swallowed by the group that ncclCommDestroy "
+             "of a failed communicator left open (NCCL 2.28): they returned success and never ran. Abort a "
+             "communicator with an asynchronous error; do not destroy it");
+}
+[[maybe_unused]] const int g_swallowed_registered = std::atexit(report_swallowed);
+
+void swallowed(const char* call) {
+  ++g_swallowed;
+  diagnose(std::string(call) + ": swallowed by the group ncclCommDestroy left open; returns success, runs nothing");
+}
 struct Deferred {
   std::shared_ptr<Stream> stream;
   std::unique_ptr<Operation> op;
@@ -295,52 +441,110 @@ std::string validate(ncclComm* comm, const OpArgs& a) {
     const char* which = access.write ? "recvbuff" : "sendbuff";
     if (!is_device_range(access.begin, access.bytes, &device, &why))
       return std::string(which) + " " + hex(access.begin) + " (" + std::to_string(access.bytes) + " bytes) is " + why;
-    if (device != comm->device)
+    const Allocation* owner = find_allocation(access.begin);
+    // Managed memory migrates to whichever device touches it; only cudaMalloc memory is fixed.
+    if (device != comm->device && owner->kind != MemoryKind::Managed)
       return std::string(which) + " " + hex(access.begin) + " is memory of device " + std::to_string(device) +
              " but the communicator uses device " + std::to_string(comm->device);
   }
   return "";
 }
 
+// MPIDIST_EMU_NCCL_FAIL_ENQUEUE=R[:N]: world rank R's Nth operation fails as a kernel launch can
+// (out of memory for its arguments, a sticky CUDA error).
+bool injected_enqueue_failure() {
+  static int calls = 0;
+  if (config().fail_enqueue_rank < 0) return false;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank == config().fail_enqueue_rank && ++calls == config().fail_enqueue_nth;
+}
+
 }  // namespace
 
 ncclResult_t submit(ncclComm_t comm, const OpArgs& args, cudaStream_t handle) {
+  if (t_group_left_open && t_group_depth > 0) {
+    swallowed(args.call);
+    return ncclSuccess;
+  }
   if (const ncclResult_t r = check_comm(comm, args.call); r != ncclSuccess) return r;
   Lock hold(big_lock());
-  if (const std::string problem = validate(comm, args); !problem.empty())
-    return nccl_fail(ncclInvalidArgument, std::string(args.call) + ": " + problem);
+  // A failed enqueue marks a non-blocking communicator failed for good, as NCCL does: its
+  // ncclCommGetAsyncError reports the error and every later call returns it.
+  const auto refuse = [&](ncclResult_t result, const std::string& problem) {
+    const std::string message = std::string(args.call) + ": " + problem;
+    if (!comm->blocking) {
+      comm->async = result;
+      comm->failure = message;
+    }
+    return nccl_fail(result, message);
+  };
+  if (const std::string problem = validate(comm, args); !problem.empty()) return refuse(ncclInvalidArgument, problem);
   std::shared_ptr<Stream> stream;
   if (resolve_stream(handle, &stream, comm->device) != cudaSuccess)
-    return nccl_fail(ncclInvalidArgument, std::string(args.call) + ": unknown or destroyed stream " + hex(handle));
-  if (stream->device != comm->device)
-    return nccl_fail(ncclInvalidArgument, std::string(args.call) + ": the stream belongs to device " +
-                                              std::to_string(stream->device) + ", the communicator to device " +
-                                              std::to_string(comm->device));
+    return refuse(ncclInvalidArgument, "unknown or destroyed stream " + hex(handle));
+  if (injected_enqueue_failure())
+    return refuse(ncclUnhandledCudaError, "Cuda failure 'out of memory' while enqueuing (MPIDIST_EMU_NCCL_FAIL_ENQUEUE)");
   if (args.count == 0) return ncclSuccess;  // as in NCCL: validated, then nothing to do
   auto op = std::make_unique<Operation>(comm, args);
   if (t_group_depth > 0) {
     t_deferred.push_back({stream, std::move(op)});
     return ncclSuccess;
   }
-  auto work = std::make_unique<NcclWork>();
-  work->add(std::move(op));
+  std::vector<Unit> units;
+  units.emplace_back(stream, std::make_unique<NcclWork>());
+  units.back().second->add(std::move(op));
   if (!comm->blocking) {
     comm->launch = std::make_shared<HeldLaunch>();
-    comm->launch->units.emplace_back(stream, std::move(work));
+    comm->launch->units = std::move(units);
     comm->async = ncclInProgress;
     return ncclInProgress;
   }
-  enqueue(stream, std::move(work));
+  // A blocking call launches before it returns: a launch failure is its result.
+  if (const std::string failure = launch_failure(units); !failure.empty())
+    return fail_launch({comm}, std::string(args.call) + ": " + failure);
+  launch_units(units);
   return ncclSuccess;
 }
 
 void complete_launch(ncclComm* comm) {
   const std::shared_ptr<HeldLaunch> launch = std::move(comm->launch);
-  for (auto& [stream, work] : launch->units) {
-    if (work) enqueue(stream, std::move(work));  // moved-from: another member of the group was polled first
+  if (const std::string failure = launch_failure(launch->units); !failure.empty()) {
+    std::vector<ncclComm*> comms;
+    for (const auto& unit : launch->units) {
+      if (unit.second)
+        for (ncclComm* c : unit.second->comms()) comms.push_back(c);
+    }
+    if (comms.empty()) comms.push_back(comm);
+    launch->units.clear();
+    fail_launch(comms, "NCCL launch: " + failure);
+    for (ncclComm* c : comms) c->launch.reset();
+    return;
   }
+  launch_units(launch->units);
   comm->async = ncclSuccess;
 }
+
+void leave_group_open() {
+  ++t_group_depth;
+  t_group_left_open = true;
+}
+
+bool swallow_abort(ncclComm* comm) {
+  if (!t_group_left_open || t_group_depth == 0) return false;
+  t_deferred_aborts.push_back(comm);
+  swallowed("ncclCommAbort");
+  return true;
+}
+
+namespace {
+void run_deferred_aborts() {
+  t_group_left_open = false;
+  std::vector<ncclComm*> aborts = std::move(t_deferred_aborts);
+  t_deferred_aborts.clear();
+  for (ncclComm* c : aborts) ncclCommAbort(c);
+}
+}  // namespace
 
 void cancel_operations(ncclComm* comm) {
   for (const auto& stream : all_streams()) {
@@ -375,6 +579,19 @@ void flush_operations(ncclComm* comm) {
   for (const auto& [stream, ticket] : targets) wait(stream, ticket, "ncclCommFinalize/ncclCommDestroy");
 }
 
+bool operations_pending(ncclComm* comm) {
+  for (const auto& stream : all_streams()) {
+    for (const auto& work : stream->queue) {
+      auto* nccl = dynamic_cast<NcclWork*>(work.get());
+      if (nccl != nullptr && !nccl->cancelled && nccl->involves(comm)) {
+        progress(*stream);
+        return true;  // looked again at the next poll
+      }
+    }
+  }
+  return false;
+}
+
 }  // namespace mpidist_emu
 
 using namespace mpidist_emu;
@@ -389,6 +606,7 @@ ncclResult_t ncclGroupStart() {
 ncclResult_t ncclGroupEnd() {
   if (t_group_depth == 0) return nccl_fail(ncclInvalidUsage, "ncclGroupEnd: no matching ncclGroupStart");
   if (--t_group_depth > 0) return ncclSuccess;
+  if (t_group_left_open) run_deferred_aborts();
   Lock hold(big_lock());
   // As in NCCL, one group cannot mix blocking and non-blocking communicators.
   std::vector<ncclComm*> nonblocking;
@@ -403,7 +621,7 @@ ncclResult_t ncclGroupEnd() {
     return nccl_fail(ncclInvalidArgument, "ncclGroupEnd: Blocking and nonblocking communicators are not allowed in the same group");
   }
   // One unit of work per stream, keeping the order the operations were issued in.
-  std::vector<std::pair<std::shared_ptr<Stream>, std::unique_ptr<NcclWork>>> units;
+  std::vector<Unit> units;
   for (Deferred& d : t_deferred) {
     auto it = std::find_if(units.begin(), units.end(), [&](const auto& u) { return u.first == d.stream; });
     if (it == units.end()) {
@@ -422,7 +640,13 @@ ncclResult_t ncclGroupEnd() {
     }
     return ncclInProgress;
   }
-  for (auto& [stream, work] : units) enqueue(stream, std::move(work));
+  if (const std::string failure = launch_failure(units); !failure.empty()) {
+    std::vector<ncclComm*> comms;
+    for (const auto& unit : units)
+      for (ncclComm* c : unit.second->comms()) comms.push_back(c);
+    return fail_launch(comms, "ncclGroupEnd: " + failure);
+  }
+  launch_units(units);
   return ncclSuccess;
 }
 

@@ -18,6 +18,7 @@ int* device_ints(int n, int value) {
   EXPECT_EQ(cudaMalloc(&p, sizeof(int) * static_cast<size_t>(n)), cudaSuccess);
   std::vector<int> host(static_cast<size_t>(n), value);
   EXPECT_EQ(cudaMemcpy(p, host.data(), sizeof(int) * host.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  EXPECT_EQ(cudaStreamSynchronize(cudaStreamLegacy), cudaSuccess);  // a pageable copy lands later
   return static_cast<int*>(p);
 }
 

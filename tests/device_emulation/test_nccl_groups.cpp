@@ -47,6 +47,7 @@ T* upload(const std::vector<T>& values) {
   void* p = nullptr;
   cudaMalloc(&p, values.size() * sizeof(T) + 1);
   cudaMemcpy(p, values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice);
+  cudaStreamSynchronize(cudaStreamLegacy);  // a pageable copy lands later
   return static_cast<T*>(p);
 }
 
@@ -248,6 +249,37 @@ TEST_F(EmuNcclGroups, SubsetInitWhileOthersDoSomethingElse) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   MPI_Barrier(mpidist::communicator());
+}
+
+}  // namespace
+
+namespace {
+
+// Run as a job of its own (collectives-device-jobs, MPIDIST_EMU_HANG_SECONDS=3): the world's
+// ranks issue the work of two communicators in different orders, each on its own stream. A GPU
+// may run one NCCL kernel at a time and deadlock; the emulation does, then reports which launch
+// holds the others back and aborts.
+TEST_F(EmuNcclGroups, DISABLED_TwoCommunicatorsInDifferentOrdersDeadlock) {
+  const int me = mpidist::rank();
+  ncclComm_t first = emu_test::make_comm(), second = emu_test::make_comm();
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  cudaStream_t a = nullptr, b = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking), cudaSuccess);
+  int* x = upload(std::vector<int>{1});
+  int* y = upload(std::vector<int>{2});
+  const auto on_first = [&] { ASSERT_EQ(ncclAllReduce(x, x, 1, ncclInt32, ncclSum, first, a), ncclSuccess); };
+  const auto on_second = [&] { ASSERT_EQ(ncclAllReduce(y, y, 1, ncclInt32, ncclSum, second, b), ncclSuccess); };
+  if (me % 2 == 0) {
+    on_first();
+    on_second();
+  } else {
+    on_second();
+    on_first();
+  }
+  cudaStreamSynchronize(me % 2 == 0 ? b : a);  // never returns: the emulation aborts
+  ADD_FAILURE() << "the different orders did not deadlock";
 }
 
 }  // namespace

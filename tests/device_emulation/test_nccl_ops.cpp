@@ -30,6 +30,7 @@ struct CommSetup {
     void* p = nullptr;
     cudaMalloc(&p, values.size() * sizeof(T) + 1);  // +1: never zero bytes
     cudaMemcpy(p, values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice);
+    cudaStreamSynchronize(cudaStreamLegacy);  // a pageable copy lands later
     buffers.push_back(p);
     return static_cast<T*>(p);
   }

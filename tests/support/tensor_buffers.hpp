@@ -42,6 +42,9 @@ class TestBuffer {
       mpidist::device();  // this rank's GPU, as the library will use it
       cuda_ok(cudaMalloc(&device_, bytes()), "cudaMalloc");
       cuda_ok(cudaMemcpy(device_, host_.data(), bytes(), cudaMemcpyHostToDevice), "cudaMemcpy to device");
+      // From pageable memory the copy lands later, on the legacy default stream: a call with a
+      // non-blocking stream of the test's would not wait for it (calls without one do).
+      cuda_ok(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize after the copy");
     }
 #endif
   }
