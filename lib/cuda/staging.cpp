@@ -53,8 +53,7 @@ void breaking_the_group(const Call& call, F&& steps) {
   try {
     steps();
   } catch (const Error& e) {
-    if (call.group != nullptr && call.group->broken.empty())
-      call.group->broken = std::string(call.name) + " failed in its device copies: " + e.detail();
+    if (call.group != nullptr) break_group(*call.group, std::string(call.name) + " failed in its device copies: " + e.detail());
     throw;
   }
 }

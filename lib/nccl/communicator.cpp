@@ -204,7 +204,7 @@ void abort_and_throw(Group& group, Communicator& comm, const char* operation, nc
   }
   const std::string detail = "NCCL failed: " + describe(code, comm.get()) + "; the NCCL communicator was aborted";
   comm.abort(operation);
-  group.broken = std::string(operation) + " " + detail;
+  break_group(group, std::string(operation) + " " + detail);
   throw Error(group.name, operation, detail + ". The communicator can no longer be used");
 }
 

@@ -87,7 +87,7 @@ void aborting_on_failure(Group& group, Communicator& comm, const char* operation
   } catch (const Error& e) {
     if (!comm.aborted_by().empty()) throw;  // abort_and_throw did all this already
     comm.abort(operation);
-    if (group.broken.empty()) group.broken = std::string(operation) + " failed: " + e.operation() + ": " + e.detail();
+    break_group(group, std::string(operation) + " failed: " + e.operation() + ": " + e.detail());
     throw Error(group.name, operation, e.operation() + ": " + e.detail() +
                                            "; the NCCL communicator was aborted. The communicator can no longer be used");
   }
