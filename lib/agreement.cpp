@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "context.hpp"
 #include "flight_recorder.hpp"
 #include "group.hpp"
 #include "mpi_check.hpp"
@@ -133,6 +134,7 @@ void vote_on_local_failure(Group& group, const Fingerprint& call, std::exception
                             ". The other ranks did not raise the same Error within the communicator's timeout: they "
                             "went on into the call without this rank, so the ranks are out of step";
     break_group(group, std::string(call.op) + ": " + why);
+    if (Context* ctx = context_if_initialized()) ctx->timed_out.store(true);  // the vote is left pending
     throw Error(group.name, call.op, why + " and the communicator can no longer be used");
   }
   const Verdict v = exchange.verdict();

@@ -170,16 +170,13 @@ void initialize(MPI_Comm comm) {
 void finalize() {
   auto& ctx = detail::g_context;
   if (!ctx) return;
-  if (ctx->topology.world_size > 1) {
-    // After a call that left the ranks out of step (a timeout, a lost peer, a rank's own Error
-    // the others did not raise), MPI_Finalize could wait for a rank that never comes, and the
-    // final check would compare ranks that parted knowingly: the job ends now, saying why.
-    if (!ctx->first_break.empty())
-      detail::abort_job(("finalize: " + ctx->first_break + "; the ranks are out of step, so MPI_Finalize could wait "
-                         "for ranks that never arrive").c_str());
-    if (ctx->timed_out.load())
-      detail::abort_job("finalize: a collective timed out earlier in this job, so MPI_Finalize would wait for the "
-                        "ranks that never arrived");
+  if (ctx->topology.world_size > 1 && (ctx->timed_out.load() || !ctx->world->broken.empty())) {
+    // A wait gave up (its operation is still pending in MPI) or the world left step: MPI_Finalize
+    // could wait for ranks that never come, and the final check would compare ranks that parted
+    // knowingly. The job has failed already; it ends now, saying why.
+    const std::string why = !ctx->first_break.empty() ? ctx->first_break : "a collective timed out earlier in this job";
+    detail::abort_job(("finalize: " + why + "; the ranks are out of step, so MPI_Finalize could wait for ranks that "
+                       "never arrive").c_str());
   }
   // Under the watchdog: a rank that skipped a collective, or made another, is named here.
   detail::check_at_finalize(*ctx);

@@ -1,3 +1,227 @@
-// placeholder, filled below
+// After a caught mpidist::Error (probes/after_error_probe.cpp, started outside mpiexec): no rank
+// ever gets a wrong value, passes alone, crashes in MPI or waits without being told. A failed call
+// breaks its communicator unless every rank raised the Error alike; every wait keeps the
+// communicator's set_timeout; mismatch detection never switches off. Under Open MPI and MPICH.
 #include <gtest/gtest.h>
-TEST(AfterError, Placeholder) {}
+
+#include <chrono>
+#include <cstdlib>
+#include <regex>
+#include <string>
+
+#include "mpi_test.hpp"
+
+namespace {
+
+using mpidist_test::mpiexec_prefix;
+using mpidist_test::run_command;
+
+struct Job {
+  int exit_code;
+  std::string output;
+  double seconds;
+};
+
+std::string probe() {
+  const char* path = std::getenv("AFTER_ERROR_PROBE");
+  return path ? path : "missing-AFTER_ERROR_PROBE";
+}
+
+// `env` ("A=1 B=2") before the job; validation off unless it says otherwise (the sanitizer and
+// MPICH runs set MPIDIST_VALIDATE=1 for the whole suite).
+Job run_probe(int ranks, const std::string& args, const std::string& env, int limit = 240) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto result = run_command("env MPIDIST_VALIDATE=0 MPIDIST_STALL_WARN=0 " + env + " " + mpiexec_prefix(ranks) +
+                                      probe() + " " + args,
+                                  limit);
+  return Job{result.exit_code, result.output,
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+}
+
+bool has(const Job& job, const std::string& text) { return job.output.find(text) != std::string::npos; }
+
+int count(const Job& job, const std::string& pattern) {
+  const std::regex re(pattern);
+  return static_cast<int>(std::distance(std::sregex_iterator(job.output.begin(), job.output.end(), re),
+                                        std::sregex_iterator()));
+}
+
+// No wrong value anywhere, no crash inside MPI, no hang.
+void expect_no_wrong_answer(const Job& job) {
+  EXPECT_FALSE(has(job, "WRONG")) << job.output;
+  EXPECT_FALSE(has(job, "MPI_ERR_")) << job.output;
+  EXPECT_NE(job.exit_code, 124) << "the job hung:\n" << job.output;
+}
+
+// Every rank reached the end of the probe.
+void expect_all_done(const Job& job, int ranks) { EXPECT_EQ(count(job, "probe: rank [0-9]+ done"), ranks) << job.output; }
+
+// Case 1: a rank late to a call the others time out of and catch; then one more call. Every
+// host collective, in-line (4 floats) and chunked (8 MiB), each on a fresh group.
+void late_rank(int ranks, const std::string& env) {
+  const auto job = run_probe(ranks, "late 1.4", "MPIDIST_TIMEOUT=1 " + env);
+  expect_no_wrong_answer(job);
+  expect_all_done(job, ranks);
+  // The first call and the small broadcast are in step; then the others time out, so the groups break.
+  EXPECT_EQ(count(job, "step 1 ok"), 12 * ranks) << job.output;
+  EXPECT_GE(count(job, "step 3 error: [^\n]*timed out after 1 s"), 10) << job.output;
+  EXPECT_GE(count(job, "step 4 error: [^\n]*this communicator can no longer be used"), 10) << job.output;
+  // finalize() ends a job whose communicators broke, naming the first.
+  EXPECT_TRUE(has(job, "finalize: communicator world/split(color 0) broke: ")) << job.output;
+  EXPECT_NE(job.exit_code, 0) << job.output;
+}
+
+TEST(AfterErrorLate, EveryHostCollectiveAtTwoRanks) { late_rank(2, ""); }
+TEST(AfterErrorLate, EveryHostCollectiveAtThreeRanks) { late_rank(3, ""); }
+TEST(AfterErrorLate, EveryHostCollectiveAtFourRanks) { late_rank(4, ""); }
+TEST(AfterErrorLate, EveryHostCollectiveOnSimulatedNodes) { late_rank(4, "MPIDIST_RANKS_PER_NODE=2"); }
+
+// Case 2: set_timeout decides every wait, MPIDIST_TIMEOUT being only the default: longer and
+// zero ("forever") let a late rank arrive; shorter gives up sooner. On the world and a split group.
+void set_timeout_decides(int ranks, const std::string& args, const std::string& env, int collectives) {
+  const auto job = run_probe(ranks, "set-timeout 0.8 " + args, "MPIDIST_TIMEOUT=0.4 " + env);
+  expect_no_wrong_answer(job);
+  expect_all_done(job, ranks);
+  for (const std::string setting : {"world-longer", "world-forever", "split-longer", "split-forever"})
+    EXPECT_FALSE(std::regex_search(job.output, std::regex("rank [0-9]+ " + setting + " [^\n]* error"))) << setting << "\n"
+                                                                                                       << job.output;
+  // Each setting's calls all completed: two sizes of every collective (world-longer, split-forever)
+  // or of the first (world-forever, split-longer).
+  EXPECT_EQ(count(job, "world-longer [^\n]* ok"), 2 * collectives * ranks) << job.output;
+  EXPECT_EQ(count(job, "split-forever [^\n]* ok"), 2 * collectives * ranks) << job.output;
+  EXPECT_EQ(count(job, "world-forever [^\n]* ok"), 2 * ranks) << job.output;
+  EXPECT_EQ(count(job, "split-longer [^\n]* ok"), 2 * ranks) << job.output;
+  if (args.find("longer") != std::string::npos) return;
+  // Shorter: rank 0 gives up after 0.2 s, saying whose timeout it was.
+  EXPECT_EQ(count(job, "rank 0 split-shorter [^\n]* error: [^\n]*timed out after 0.2 s [^\n]*set_timeout"),
+            collectives - (collectives > 1 ? 1 : 0))  // broadcast's root does not wait
+      << job.output;
+}
+
+TEST(AfterErrorTimeouts, SetTimeoutDecidesEveryHostCollective) { set_timeout_decides(2, "all", "", 6); }
+TEST(AfterErrorTimeouts, SetTimeoutDecidesAllReduceManysAgreement) {
+  set_timeout_decides(3, "all_reduce_many", "MPIDIST_VALIDATE=1", 1);
+}
+// Across simulated nodes the leaders' step is a blocking MPI call, which the watchdog watches
+// under the same timeout: a shorter one ends the job there with its report.
+TEST(AfterErrorTimeouts, SetTimeoutDecidesOnSimulatedNodes) {
+  set_timeout_decides(4, "all longer", "MPIDIST_RANKS_PER_NODE=2", 6);
+  const auto job = run_probe(4, "set-timeout 0.8 all_reduce shorter", "MPIDIST_TIMEOUT=5 MPIDIST_RANKS_PER_NODE=2");
+  expect_no_wrong_answer(job);
+  EXPECT_TRUE(std::regex_search(job.output, std::regex("timed out after 0.2 s [^\n]*set_timeout|past its timeout of 0.2 s")))
+      << job.output;
+  EXPECT_LT(job.seconds, 0.8 + 1 + 10) << job.output;
+}
+
+// Case 3: rank 1's own bad argument, caught: the others never pair their next calls with its.
+void one_rank_argument_error(const std::string& env) {
+  const auto job = run_probe(2, "local-error", "MPIDIST_TIMEOUT=2 " + env, 60);
+  expect_no_wrong_answer(job);
+  EXPECT_TRUE(has(job, "rank 1 local step 1 error: ")) << job.output;
+  EXPECT_TRUE(has(job, "out has 3 elements but must have 2 (in's count). The other ranks did not raise the same Error"))
+      << job.output;
+  EXPECT_EQ(count(job, "rank 1 local step [2-5] error: [^\n]*this communicator can no longer be used: all_reduce: out has 3"), 4)
+      << job.output;
+  // Rank 0 waited in the call rank 1 left: it gets the timeout's Error or the watchdog's report.
+  EXPECT_TRUE(has(job, "rank 0 local step 1 error: ") || has(job, "watchdog: all_reduce #1 on world")) << job.output;
+  EXPECT_LT(job.seconds, 2 + 10 + 10) << job.output;
+}
+
+TEST(AfterError, OneRanksArgumentErrorBreaksTheCommunicatorOverSharedMemory) { one_rank_argument_error(""); }
+TEST(AfterError, OneRanksArgumentErrorBreaksTheCommunicatorOverMpi) {
+  one_rank_argument_error("MPIDIST_HOST_ALLREDUCE=mpi");
+}
+
+TEST(AfterError, AnArgumentErrorOfEveryRankLeavesTheCommunicatorUsable) {
+  const auto job = run_probe(3, "local-error-everyone", "MPIDIST_TIMEOUT=5");
+  expect_no_wrong_answer(job);
+  expect_all_done(job, 3);
+  EXPECT_EQ(count(job, "local step 1 error: [^\n]*out has 3 elements but must have 2"), 3) << job.output;
+  EXPECT_EQ(count(job, "local step [2-5] ok"), 12) << job.output;
+  EXPECT_EQ(job.exit_code, 0) << job.output;
+}
+
+// Case 4: rank 1 passes root 7 to one object broadcast and catches; it never gets another step's
+// string. Without validation the ranks vote; with it, the Error is on every rank and all go on.
+TEST(AfterError, ABadRootOnOneRankNeverShiftsLaterObjectCalls) {
+  const auto job = run_probe(2, "object-root", "MPIDIST_TIMEOUT=2", 60);
+  expect_no_wrong_answer(job);
+  EXPECT_TRUE(has(job, "rank 1 object step 1 error: ")) << job.output;
+  EXPECT_TRUE(has(job, "root rank 7 out of range for world size 2. The other ranks did not raise the same Error"))
+      << job.output;
+  EXPECT_EQ(count(job, "rank 1 object step [2-4] error: [^\n]*can no longer be used"), 3) << job.output;
+}
+
+TEST(AfterError, ABadRootOnOneRankWithValidationIsAnErrorOnEveryRank) {
+  const auto job = run_probe(3, "object-root", "MPIDIST_TIMEOUT=10 MPIDIST_VALIDATE=1", 60);
+  expect_no_wrong_answer(job);
+  expect_all_done(job, 3);
+  EXPECT_EQ(count(job, "object step 1 error: [^\n]*ranks called different collectives"), 3) << job.output;
+  EXPECT_EQ(count(job, "object step [2-4] ok"), 9) << job.output;
+  EXPECT_EQ(job.exit_code, 0) << job.output;
+}
+
+// Case 5: a caught Error every rank raised alike does not switch the consistency checks off.
+TEST(AfterError, MismatchDetectionGoesOnAfterACaughtError) {
+  const auto job = run_probe(2, "mismatch-after-error", "MPIDIST_TIMEOUT=10", 60);
+  EXPECT_EQ(count(job, "mismatch step 1 error: [^\n]*lengths differ"), 2) << job.output;
+  EXPECT_TRUE(has(job, "all_reduce 4 float32 sum; rank 1 all_reduce 4 int32 sum") ||
+              has(job, "consistency: ranks called different collectives"))
+      << job.output;
+  EXPECT_NE(job.exit_code, 0) << "the mismatch went unreported:\n" << job.output;
+}
+
+// Case 6: with validation, different families of calls meet in one agreement: an Error on every
+// rank naming both calls, never an MPI error; the communicator stays usable.
+TEST(AfterError, DifferentFamiliesAreAnErrorNamingBothCalls) {
+  for (const std::string other : {"barrier", "object-broadcast", "all_reduce_many", "average"}) {
+    const auto job = run_probe(2, "families " + other, "MPIDIST_VALIDATE=1 MPIDIST_TIMEOUT=10", 60);
+    expect_no_wrong_answer(job);
+    expect_all_done(job, 2);
+    const std::string name = other == "object-broadcast" ? "broadcast" : other;
+    EXPECT_EQ(count(job, "families step 1 error: [^\n]*ranks called different collectives: rank 0 has all_reduce, "
+                         "rank 1 has " + name),
+              2)
+        << other << "\n" << job.output;
+    EXPECT_EQ(count(job, "families step 2 ok"), 2) << other << "\n" << job.output;
+    EXPECT_EQ(job.exit_code, 0) << other << "\n" << job.output;
+  }
+}
+
+// Case 7: a coordinator that comes after the others gave up does not pass on their old arrivals.
+TEST(AfterError, MonitoredBarrierWithALateCoordinatorFailsOnEveryRank) {
+  const auto job = run_probe(3, "monitored-late-coordinator 4", "MPIDIST_TIMEOUT=30", 60);
+  expect_all_done(job, 3);
+  EXPECT_EQ(count(job, "rank [12] monitored step 1 error: [^\n]*rank 0 \\(on [^)]*\\), which coordinates the barrier, "
+                       "did not answer"),
+            2)
+      << job.output;
+  EXPECT_TRUE(has(job, "rank 0 monitored step 1 error: ")) << job.output;
+  EXPECT_TRUE(has(job, "gave up waiting for this barrier before this rank, which coordinates it, answered")) << job.output;
+  EXPECT_FALSE(has(job, "monitored step 1 passed")) << job.output;
+  EXPECT_EQ(count(job, "monitored step 2 passed"), 3) << job.output;  // the next barrier is itself again
+  EXPECT_EQ(job.exit_code, 0) << job.output;
+}
+
+// Case 8: zero_first is watched like any call, and the others learn the first rank's exception.
+TEST(AfterError, ZeroFirstIsWatched) {
+  const auto job = run_probe(2, "zero-first 6 slow", "MPIDIST_TIMEOUT=1", 60);
+  EXPECT_TRUE(has(job, "rank 1 zero_first step 1 error: ") || has(job, "watchdog: one_rank_first #1")) << job.output;
+  EXPECT_TRUE(has(job, "waiting for rank 0 to finish the block that runs there first") ||
+              has(job, "watchdog: one_rank_first #1"))
+      << job.output;
+  EXPECT_LT(job.seconds, 1 + 10 + 6) << job.output;
+}
+
+TEST(AfterError, ZeroFirstCarriesTheFirstRanksException) {
+  const auto job = run_probe(3, "zero-first 0 throws", "MPIDIST_TIMEOUT=10", 60);
+  expect_all_done(job, 3);
+  EXPECT_TRUE(has(job, "rank 0 zero_first step 1 own exception: no dataset in /data/shards")) << job.output;
+  EXPECT_EQ(count(job, "rank [12] zero_first step 1 error: [^\n]*rank 0 failed inside the block that runs there first: "
+                       "no dataset in /data/shards"),
+            2)
+      << job.output;
+  EXPECT_EQ(job.exit_code, 0) << job.output;
+}
+
+}  // namespace

@@ -232,15 +232,21 @@ int main(int argc, char** argv) {
   } else if (scenario == "set-timeout") {
     // MPIDIST_TIMEOUT is short; set_timeout longer, zero and shorter decide instead. Each setting
     // on the world and on a split group; the shorter one breaks its group, so a fresh one each.
-    const std::vector<std::string> names = argc > 3 ? std::vector<std::string>{argv[3]} : host_collectives;
+    // ARGS: LATE [COLLECTIVE|all [longer|shorter]]: one collective or all; only the settings that
+    // let the late rank arrive, or only the shorter one (both by default).
+    const bool all = argc <= 3 || std::string(argv[3]) == "all";
+    const std::vector<std::string> names = all ? host_collectives : std::vector<std::string>{argv[3]};
+    const std::string parts = argc > 4 ? argv[4] : "";
     const std::vector<std::string> first{names.front()};
     const double late = arg;
-    const Communicator g = mpidist::world().split(me() % 2 == 0 || mpidist::world_size() < 3 ? 0 : 1, me());
-    timed_case(mpidist::world(), "world-longer", 4 * late, late, names);
-    timed_case(mpidist::world(), "world-forever", 0, late, first);
-    timed_case(g, "split-longer", 4 * late, late, first);
-    timed_case(g, "split-forever", 0, late, names);
-    for (const auto& name : names) {
+    if (parts != "shorter") {
+      const Communicator g = mpidist::world().split(me() % 2 == 0 || mpidist::world_size() < 3 ? 0 : 1, me());
+      timed_case(mpidist::world(), "world-longer", 4 * late, late, names);
+      timed_case(mpidist::world(), "world-forever", 0, late, first);
+      timed_case(g, "split-longer", 4 * late, late, first);
+      timed_case(g, "split-forever", 0, late, names);
+    }
+    for (const auto& name : parts == "longer" ? std::vector<std::string>{} : names) {
       const Communicator fresh = mpidist::world().split(0, me());
       step("warm-up " + name, 10, [&] { return run_collective(fresh, name, 4, 10); });  // its segment is made
       timed_case(fresh, "split-shorter", late / 4, late, {name});
