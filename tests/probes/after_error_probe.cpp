@@ -93,9 +93,11 @@ void step(const std::string& label, int k, const std::function<std::string()>& r
 
 // Case 1: one call; the last rank is late; a small broadcast; a call the others time out of and
 // catch; one more call. On a fresh group per collective and size, so each case starts in step.
-void late_rank(double late_seconds) {
+void late_rank(double late_seconds, const std::string& only, std::size_t only_elements) {
   for (const std::size_t n : {std::size_t{4}, std::size_t{2} << 20}) {  // in-line, and 8 MiB (chunked)
+    if (only_elements != 0 && n != only_elements) continue;
     for (const auto& name : host_collectives) {
+      if (only != "all" && name != only) continue;
       const Communicator g = mpidist::world().split(0, me());
       const std::string label = name + "/" + std::to_string(n);
       step(label, 1, [&] { return run_collective(g, name, n, 1); });
@@ -228,7 +230,8 @@ int main(int argc, char** argv) {
   // The world keeps a long timeout: it only brackets the cases, which run on their own groups.
   if (scenario == "late" || scenario == "set-timeout") mpidist::world().set_timeout(60s);
   if (scenario == "late") {
-    late_rank(arg);
+    // ARGS: LATE [COLLECTIVE|all [ELEMENTS]]
+    late_rank(arg, argc > 3 ? argv[3] : "all", argc > 4 ? std::strtoull(argv[4], nullptr, 10) : 0);
   } else if (scenario == "set-timeout") {
     // MPIDIST_TIMEOUT is short; set_timeout longer, zero and shorter decide instead. Each setting
     // on the world and on a split group; the shorter one breaks its group, so a fresh one each.
