@@ -256,6 +256,9 @@ int main(int argc, char** argv) {
     }
   } else if (scenario == "local-error" || scenario == "local-error-everyone") {
     local_error(scenario == "local-error-everyone");
+    // The ranks' Errors come at about the same time: Hydra ends every rank the moment the first
+    // one's finalize() ends the job, so each lingers until the others have said theirs.
+    std::this_thread::sleep_for(1.5s);
   } else if (scenario == "object-root") {
     object_root();
   } else if (scenario == "mismatch-after-error") {
