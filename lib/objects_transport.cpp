@@ -11,6 +11,7 @@
 #include "group.hpp"
 #include "mpi_check.hpp"
 #include "mpidist/detail/object_transport.hpp"
+#include "mpidist/detail/type_names.hpp"
 #include "mpidist/error.hpp"
 #include "mpidist/guards.hpp"
 
@@ -110,11 +111,13 @@ void throw_if_failed(const char* operation, int rank, const Frame& f) {
                              " failed: " + std::string(reinterpret_cast<const char*>(f.inline_bytes), f.inline_size()));
 }
 
+// The frame's tag is the sender's type fingerprint (type_tag<T>). Checked before anything of the
+// payload is decoded; both types are named from the registry every rank of the program shares.
 void check_tag(const char* operation, int rank, const Frame& f, std::uint64_t expected) {
   if (f.header.tag != expected)
-    throw Error(operation, "rank " + std::to_string(rank) +
-                               " sent a value of another type than this rank expects (the ranks called "
-                               "it with different types)");
+    throw Error(operation, "rank " + std::to_string(rank) + " sent " + object_type_name(f.header.tag) +
+                               " where this rank expects " + object_type_name(expected) + ": the ranks called " +
+                               operation + " with different types");
 }
 
 // The lowest failed sender, then a sender of another type, become an Error on every rank: all of
