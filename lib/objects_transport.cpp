@@ -333,22 +333,6 @@ void set_max_message_bytes_for_testing(std::size_t bytes) noexcept {
   g_message_limit = std::min<std::size_t>(bytes, INT_MAX);
 }
 
-void broadcast_fixed(const ObjectComm& c, void* data, std::size_t bytes, int root) {
-  bcast_chunked(static_cast<std::byte*>(data), bytes, root, c.comm);
-}
-
-void all_gather_fixed(const ObjectComm& c, const void* in, void* out, std::size_t bytes) {
-  MPIDIST_MPI_CHECK(MPI_Allgather(in, as_count(bytes), MPI_BYTE, out, as_count(bytes), MPI_BYTE, c.comm));
-}
-
-void gather_fixed(const ObjectComm& c, const void* in, void* out, std::size_t bytes, int root) {
-  MPIDIST_MPI_CHECK(MPI_Gather(in, as_count(bytes), MPI_BYTE, out, as_count(bytes), MPI_BYTE, root, c.comm));
-}
-
-void scatter_fixed(const ObjectComm& c, const void* in, void* out, std::size_t bytes, int root) {
-  MPIDIST_MPI_CHECK(MPI_Scatter(in, as_count(bytes), MPI_BYTE, out, as_count(bytes), MPI_BYTE, root, c.comm));
-}
-
 GatheredPayloads all_gather_payload(const char* operation, const ObjectComm& c, const Payload& mine) {
   return gather_any(operation, c, mine, -1);
 }

@@ -133,15 +133,6 @@ T from_bytes(const std::byte* data) {
   return *std::launder(reinterpret_cast<T*>(storage));
 }
 
-/// `count` ByteCopyable values lying back to back at `data`.
-template <ByteCopyable T>
-std::vector<T> values_from_bytes(const std::byte* data, int count) {
-  std::vector<T> values;
-  values.reserve(static_cast<std::size_t>(count));
-  for (int r = 0; r < count; ++r) values.push_back(from_bytes<T>(data + sizeof(T) * static_cast<std::size_t>(r)));
-  return values;
-}
-
 /// Error for a payload from `rank` that is not a T: "<operation>: cannot deserialize ...".
 [[noreturn]] void throw_bad_value(const char* operation, int rank, const std::type_info& type, const char* why);
 /// Turns the exception in flight (from Boost or the archive's checks) into such an Error.
