@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   { auto first = mpidist::zero_first(); /* rank 0 fills a cache first, then the others read it */ }
 
   std::vector<float> grad(1024, static_cast<float>(mpidist::rank()));
-  mpidist::all_reduce(std::span(grad), mpidist::ReduceOp::Avg);  // host or GPU memory, in place
+  mpidist::all_reduce(grad, mpidist::ReduceOp::Avg);  // in place, as torch.distributed.all_reduce
   const auto losses = mpidist::all_gather(0.5 * mpidist::rank());  // one value per rank
   const auto worst = mpidist::all_reduce(losses.back(), mpidist::ReduceOp::Max);
 

@@ -41,7 +41,7 @@ std::string encode(const RankReport& r) {
   std::ostringstream out;
   for (const auto& field : {std::to_string(r.rank), std::to_string(r.local_rank), std::to_string(r.node_rank),
                             r.hostname, std::to_string(r.pid), r.cpu_affinity, r.cuda_device, r.mpi_library,
-                            r.cuda_aware_mpi, r.nccl_version})
+                            r.cuda_aware_mpi, r.nccl_version, std::to_string(r.simulated_ranks_per_node)})
     out << field << field_separator;
   return out.str();
 }
@@ -50,8 +50,9 @@ RankReport decode(const std::string& text) {
   std::vector<std::string> f;
   std::istringstream in(text);
   for (std::string field; std::getline(in, field, field_separator);) f.push_back(field);
-  f.resize(10);
-  return {std::stoi(f[0]), std::stoi(f[1]), std::stoi(f[2]), f[3], std::stol(f[4]), f[5], f[6], f[7], f[8], f[9]};
+  f.resize(11);
+  return {std::stoi(f[0]), std::stoi(f[1]), std::stoi(f[2]), f[3], std::stol(f[4]), f[5], f[6], f[7], f[8], f[9],
+          std::stoi(f[10])};
 }
 
 void write_table(std::ostream& out, const std::vector<RankReport>& reports) {
@@ -59,7 +60,8 @@ void write_table(std::ostream& out, const std::vector<RankReport>& reports) {
                                         "cuda-aware mpi", "nccl", "mpi library"};
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : reports)
-    rows.push_back({std::to_string(r.rank), std::to_string(r.local_rank), std::to_string(r.node_rank), r.hostname,
+    rows.push_back({std::to_string(r.rank), std::to_string(r.local_rank),
+                    std::to_string(r.node_rank) + (r.simulated_ranks_per_node > 0 ? " (sim)" : ""), r.hostname,
                     std::to_string(r.pid), r.cpu_affinity, r.cuda_device, r.cuda_aware_mpi, r.nccl_version,
                     r.mpi_library});
   std::vector<std::size_t> width(header.size());
@@ -79,6 +81,10 @@ void write_table(std::ostream& out, const std::vector<RankReport>& reports) {
   };
   write_row(header);
   for (const auto& row : rows) write_row(row);
+  // Every row shows the one host: say why its ranks sit on several "nodes".
+  if (!reports.empty() && reports.front().simulated_ranks_per_node > 0)
+    out << "(sim): nodes simulated on one host by MPIDIST_RANKS_PER_NODE=" << reports.front().simulated_ranks_per_node
+        << ", for testing multi-node logic\n";
 }
 
 void write_json(std::ostream& out, const std::vector<RankReport>& reports) {
@@ -91,7 +97,8 @@ void write_json(std::ostream& out, const std::vector<RankReport>& reports) {
         << ", \"cuda_device\": " << detail::json_string(r.cuda_device)
         << ", \"mpi_library\": " << detail::json_string(r.mpi_library)
         << ", \"cuda_aware_mpi\": " << detail::json_string(r.cuda_aware_mpi)
-        << ", \"nccl_version\": " << detail::json_string(r.nccl_version) << "}" << (i + 1 < reports.size() ? "," : "")
+        << ", \"nccl_version\": " << detail::json_string(r.nccl_version)
+        << ", \"simulated_ranks_per_node\": " << r.simulated_ranks_per_node << "}" << (i + 1 < reports.size() ? "," : "")
         << "\n";
   }
   out << "]\n";
@@ -110,7 +117,8 @@ RankReport local_report() {
           detail::describe_cuda_device(t.local_rank),
           detail::mpi::library_version(),
           detail::cuda_aware_mpi(),
-          detail::nccl_version()};
+          detail::nccl_version(),
+          t.simulated_ranks_per_node};
 }
 
 std::vector<RankReport> job_config() { return job_config(world()); }

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "mpidist/detail/type_names.hpp"
 #include "mpidist/reduce_op.hpp"
 #include "mpidist/tensor.hpp"
 
@@ -352,7 +353,7 @@ std::string describe_call(const EntrySnapshot& e) {
   if (e.dtype >= 0) {
     text += " " + std::to_string(e.count) + " " + dtype_name(e.dtype);
   } else if (e.type[0] != '\0') {
-    text += std::string(" of ") + e.type;
+    text += " of " + readable_type_name(e.type);  // kept mangled (no allocation per call), read demangled
   }
   if (e.reduce >= 0) text += std::string(" ") + reduce_name(e.reduce);
   if (e.root >= 0) text += " root " + std::to_string(e.root);

@@ -1,10 +1,10 @@
 // The serializer maps of the object collectives' archives, and their error messages.
 #include <boost/archive/impl/archive_serializer_map.ipp>
-#include <boost/core/demangle.hpp>
 #include <string>
 
 #include "mpidist/detail/object_archive.hpp"
 #include "mpidist/detail/object_codec.hpp"
+#include "mpidist/detail/type_names.hpp"
 #include "mpidist/error.hpp"
 
 // Boost keeps one map of (de)serializers per archive type; like its own archives, ours need the
@@ -21,7 +21,7 @@ void throw_corrupt_payload(const char* what, std::size_t wanted, std::size_t lef
 
 void throw_bad_value(const char* operation, int rank, const std::type_info& type, const char* why) {
   throw Error(operation, "cannot deserialize the value from rank " + std::to_string(rank) + " as " +
-                             boost::core::demangle(type.name()) + ": " + why);
+                             readable_type_name(type.name()) + ": " + why);
 }
 
 void rethrow_as_bad_value(const char* operation, int rank, const std::type_info& type) {

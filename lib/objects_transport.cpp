@@ -12,6 +12,7 @@
 #include "group.hpp"
 #include "mpi_check.hpp"
 #include "mpidist/detail/object_transport.hpp"
+#include "mpidist/detail/type_names.hpp"
 #include "mpidist/error.hpp"
 #include "mpidist/guards.hpp"
 
@@ -123,11 +124,13 @@ void refuse_roots_type(const char* operation, const ObjectComm& c, int root, con
   }
 }
 
+// The frame's tag is the sender's type fingerprint (type_tag<T>). Checked before anything of the
+// payload is decoded; both types are named from the registry every rank of the program shares.
 void check_tag(const char* operation, int rank, const Frame& f, std::uint64_t expected) {
   if (f.header.tag != expected)
-    throw Error(operation, "rank " + std::to_string(rank) +
-                               " sent a value of another type than this rank expects (the ranks called "
-                               "it with different types)");
+    throw Error(operation, "rank " + std::to_string(rank) + " sent " + object_type_name(f.header.tag) +
+                               " where this rank expects " + object_type_name(expected) + ": the ranks called " +
+                               operation + " with different types");
 }
 
 // The lowest failed sender, then a sender of another type, become an Error on every rank: all of
@@ -357,22 +360,6 @@ std::size_t max_message_bytes() noexcept {
 
 void set_max_message_bytes_for_testing(std::size_t bytes) noexcept {
   g_message_limit = std::min<std::size_t>(bytes, INT_MAX);
-}
-
-void broadcast_fixed(const ObjectComm& c, void* data, std::size_t bytes, int root) {
-  bcast_chunked(static_cast<std::byte*>(data), bytes, root, c.comm);
-}
-
-void all_gather_fixed(const ObjectComm& c, const void* in, void* out, std::size_t bytes) {
-  MPIDIST_MPI_CHECK(MPI_Allgather(in, as_count(bytes), MPI_BYTE, out, as_count(bytes), MPI_BYTE, c.comm));
-}
-
-void gather_fixed(const ObjectComm& c, const void* in, void* out, std::size_t bytes, int root) {
-  MPIDIST_MPI_CHECK(MPI_Gather(in, as_count(bytes), MPI_BYTE, out, as_count(bytes), MPI_BYTE, root, c.comm));
-}
-
-void scatter_fixed(const ObjectComm& c, const void* in, void* out, std::size_t bytes, int root) {
-  MPIDIST_MPI_CHECK(MPI_Scatter(in, as_count(bytes), MPI_BYTE, out, as_count(bytes), MPI_BYTE, root, c.comm));
 }
 
 GatheredPayloads all_gather_payload(const char* operation, const ObjectComm& c, const Payload& mine) {

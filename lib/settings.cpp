@@ -18,6 +18,8 @@ namespace {
 
 constexpr const char* operation = "initialize";
 
+double g_stall_warn_default_for_testing = 0;  // 0: stall_warn_default_seconds
+
 struct Variable {
   const char* name;
   std::string text;  // as this rank has it; "" when unset
@@ -122,7 +124,8 @@ Settings agree_on_settings(MPI_Comm comm) {
                      validate = parse_validate(mine[0].text);
                      settings.backend = parse_backend(mine[1].text);
                      settings.timeout_seconds = parse_seconds("MPIDIST_TIMEOUT", mine[2].text, default_timeout_seconds);
-                     settings.stall_warn_seconds = parse_seconds("MPIDIST_STALL_WARN", mine[3].text, 0);
+                     settings.stall_warn_seconds =
+                         parse_seconds("MPIDIST_STALL_WARN", mine[3].text, default_stall_warn_seconds());
                      settings.trace_entries = parse_entries(mine[4].text);
                      settings.trace_dir = mine[5].text;
                      settings.host_all_reduce = parse_host_all_reduce(mine[6].text);
@@ -142,6 +145,14 @@ Settings agree_on_settings(MPI_Comm comm) {
     settings.validate = any_device != 0;
   }
   return settings;
+}
+
+double default_stall_warn_seconds() noexcept {
+  return g_stall_warn_default_for_testing > 0 ? g_stall_warn_default_for_testing : stall_warn_default_seconds;
+}
+
+void set_default_stall_warn_seconds_for_testing(double seconds) noexcept {
+  g_stall_warn_default_for_testing = seconds > 0 ? seconds : 0;
 }
 
 const Settings& settings(const char* operation_name) { return context(operation_name).settings; }

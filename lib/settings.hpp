@@ -11,6 +11,7 @@
 #include <string>
 
 #include "mpidist/collectives.hpp"
+#include "mpidist/detail/stall_warning.hpp"
 
 namespace mpidist::detail {
 
@@ -32,8 +33,9 @@ struct Settings {
   /// MPIDIST_TIMEOUT: how long a collective may wait for the other ranks before the watchdog ends
   /// the job (and a polled wait raises Error); 0 waits forever.
   double timeout_seconds = default_timeout_seconds;
-  /// MPIDIST_STALL_WARN: after this many seconds a waiting collective logs who is missing, once; 0: off.
-  double stall_warn_seconds = 0;
+  /// MPIDIST_STALL_WARN: after this many seconds a waiting collective logs who is missing, once;
+  /// 60 when unset (default_stall_warn_seconds()), 0: off.
+  double stall_warn_seconds = stall_warn_default_seconds;
   /// MPIDIST_TRACE_ENTRIES: calls the flight recorder keeps per process.
   std::uint32_t trace_entries = 2000;
   /// MPIDIST_TRACE_DIR: where dumps go; "" keeps them in memory only.

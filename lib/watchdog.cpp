@@ -213,7 +213,10 @@ void Watchdog::tick(std::int64_t now) {
   if (call.valid && call.state == CallState::Started) {
     const double waited = static_cast<double>(now - call.start_ns) / 1e9;
     if (call.timeout_seconds > 0 && waited > call.timeout_seconds + grace_seconds) expire(call, now);
-    if (stall_warn_seconds_ > 0 && waited > stall_warn_seconds_ && warned_id_ != call.id) warn_stall(call, now);
+    // No warning where the call's timeout comes first or as early: its report says more.
+    const bool timeout_first = call.timeout_seconds > 0 && call.timeout_seconds <= stall_warn_seconds_;
+    if (stall_warn_seconds_ > 0 && !timeout_first && waited > stall_warn_seconds_ && warned_id_ != call.id)
+      warn_stall(call, now);
   }
   if (now >= next_consistency_ns_) {
     next_consistency_ns_ = now + consistency_period_ns;
@@ -239,8 +242,11 @@ void Watchdog::expire(const EntrySnapshot& call, std::int64_t now) {
 
 void Watchdog::warn_stall(const EntrySnapshot& call, std::int64_t now) {
   warned_id_ = call.id;
+  char after[96];
+  std::snprintf(after, sizeof after, " (warned after %g s: MPIDIST_STALL_WARN, 0 turns this off); still waiting\n",
+                stall_warn_seconds_);
   const std::string report = "stall: " + describe_entry(ctx_, call) + " has waited " + seconds(now - call.start_ns) +
-                             " (MPIDIST_STALL_WARN); still waiting\n" + describe_absent_ranks(ctx_, call, now);
+                             after + describe_absent_ranks(ctx_, call, now);
   std::fprintf(stderr, "mpidist: %s%s", rank_prefix().c_str(), report.c_str());
   std::fflush(stderr);
 }

@@ -12,7 +12,7 @@
 # take). When both run, tests/run.sh's plain Open MPI run keeps only these (--plain): every run
 # still happens once on Open MPI, and all of them plain on MPICH.
 set -euo pipefail
-plain_only='^(objects-huge-np2|subproject-consumer|install-pkgconfig|cmake-package|compile-fail-.*|bench-.*)$'
+plain_only='^(objects-huge-np2|subproject-consumer|install-pkgconfig|cmake-package|readme-consumer|compile-fail-.*|bench-.*)$'
 # Runs with cases that skip under MPIDIST_VALIDATE=1 (objects' crafted frames bypass the
 # agreement): the plain Open MPI run keeps them too.
 also_plain='^(objects-np4)$'

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "mpi_test.hpp"
+#include "mpidist/detail/stall_warning.hpp"
 
 namespace {
 
@@ -90,6 +91,26 @@ TEST(FaultTest, StallWarningNamesTheLateRankAndKeepsWaiting) {
   EXPECT_TRUE(has(job, "stall: all_reduce #4 on world (1024 float32 sum) has waited")) << job.output;
   EXPECT_TRUE(has(job, "still waiting")) << job.output;
   EXPECT_TRUE(has(job, "  rank 1, pid")) << job.output;
+  EXPECT_TRUE(has(job, "probe: rank 0 done")) << job.output;
+}
+
+// With no variable set, a wait speaks within a minute: the default is 60 s (Horovod's), and the
+// probe shortens that default (not the variable) to 1 s to see the same warning in seconds.
+TEST(FaultTest, StallWarningIsOnByDefault) {
+  EXPECT_EQ(mpidist::detail::stall_warn_default_seconds, 60.0);
+  const auto job = run_probe(3, "stall-default", "env -u MPIDIST_STALL_WARN");
+  EXPECT_EQ(job.exit_code, 0) << job.output;
+  EXPECT_TRUE(has(job, "stall: all_reduce #4 on world (1024 float32 sum) has waited")) << job.output;
+  EXPECT_TRUE(has(job, "warned after 1 s: MPIDIST_STALL_WARN, 0 turns this off")) << job.output;
+  EXPECT_TRUE(has(job, "  rank 1, pid")) << job.output;
+  EXPECT_TRUE(has(job, "probe: rank 0 done")) << job.output;
+}
+
+// MPIDIST_STALL_WARN=0 turns the default warning off.
+TEST(FaultTest, StallWarningOffWithZero) {
+  const auto job = run_probe(3, "stall-default", "env MPIDIST_STALL_WARN=0");
+  EXPECT_EQ(job.exit_code, 0) << job.output;
+  EXPECT_FALSE(has(job, "stall:")) << job.output;
   EXPECT_TRUE(has(job, "probe: rank 0 done")) << job.output;
 }
 

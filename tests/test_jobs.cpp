@@ -111,6 +111,16 @@ TEST(JobTest, MpidistInfoPrintsOneAlignedRowPerRank) {
   }
 }
 
+// Simulated nodes share one host: the table says so instead of showing node 1 on host vm.
+TEST(JobTest, MpidistInfoMarksSimulatedNodes) {
+  const auto result = run_command("env MPIDIST_RANKS_PER_NODE=2 " + mpiexec_prefix(4) + program("MPIDIST_INFO"), 60);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto lines = lines_of(result.output);
+  ASSERT_EQ(lines.size(), 6u) << result.output;  // header + 4 ranks + the note
+  EXPECT_NE(lines[4].find(" 1 (sim)"), std::string::npos) << lines[4];
+  EXPECT_EQ(lines[5], "(sim): nodes simulated on one host by MPIDIST_RANKS_PER_NODE=2, for testing multi-node logic");
+}
+
 TEST(JobTest, MpidistInfoJsonIsValid) {
   const std::string out = temp_file("info.json");
   const auto result = run_command(mpiexec_prefix(3) + program("MPIDIST_INFO") + " --json > " + out, 60);

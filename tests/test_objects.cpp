@@ -7,6 +7,7 @@
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/vector.hpp>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
@@ -361,10 +362,74 @@ TEST_F(ObjectsTest, TypeMismatchIsAnError) {
       (void)mpidist::broadcast(FloatMap{});
       ADD_FAILURE() << "no Error";
     } catch (const mpidist::Error& e) {
-      EXPECT_NE(e.detail().find("another type"), std::string::npos) << e.what();
+      EXPECT_NE(e.detail().find("rank 0 sent std::string where this rank expects "
+                                "std::map<std::string, std::vector<float>, std::less<std::string>>"),
+                std::string::npos)
+          << e.what();
     }
   }
   EXPECT_EQ(mpidist::broadcast(rank()), 0);
+}
+
+bool validating() {
+  const char* validate = std::getenv("MPIDIST_VALIDATE");
+  return validate != nullptr && std::string(validate) == "1";
+}
+
+// The newcomer's case (issue 23): rank 0 broadcasts a std::string, the others expect an int.
+// Every object payload starts with a frame of one size, so the receivers read the frame, name
+// both types, and take the string's tail (300 bytes: more than the frame holds) into scratch
+// memory before they throw: never MPI's "message truncated". With MPIDIST_VALIDATE=1 every rank
+// raises instead, each rank's call shown with its type demangled.
+TEST_F(ObjectsTest, StringBroadcastToIntReceiversNamesBothTypes) {
+  if (size() == 1) GTEST_SKIP() << "needs two ranks";
+  try {
+    if (rank() == 0) {
+      const auto sent = mpidist::broadcast(std::string(300, 'x'));
+      if (!validating()) {
+        EXPECT_EQ(sent.size(), 300u);
+      }
+    } else {
+      (void)mpidist::broadcast(41);
+    }
+    if (validating() || rank() != 0) ADD_FAILURE() << "no Error";
+  } catch (const mpidist::Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.find("MPI_ERR"), std::string::npos) << what;
+    if (validating()) {
+      EXPECT_NE(what.find("broadcast of std::string"), std::string::npos) << what;
+      EXPECT_NE(what.find("broadcast of int"), std::string::npos) << what;
+    } else {
+      EXPECT_NE(rank(), 0) << what;
+      EXPECT_NE(e.detail().find("rank 0 sent std::string where this rank expects int: the ranks called broadcast "
+                                "with different types"),
+                std::string::npos)
+          << what;
+    }
+  }
+  EXPECT_EQ(mpidist::broadcast(rank()), 0);  // still in step
+}
+
+// A gather of different types: every rank holds every frame, so every rank raises, each naming
+// the types it saw. Scalars travel in frames too (they were bare bytes of their own size once).
+TEST_F(ObjectsTest, AllGatherOfDifferentTypesIsAnErrorOnEveryRank) {
+  if (size() == 1) GTEST_SKIP() << "needs two ranks";
+  try {
+    if (rank() == 1) (void)mpidist::all_gather(7);
+    else (void)mpidist::all_gather(std::string("seven"));
+    ADD_FAILURE() << "no Error";
+  } catch (const mpidist::Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.find("MPI_ERR"), std::string::npos) << what;
+    if (validating()) {
+      EXPECT_NE(what.find("all_gather of int"), std::string::npos) << what;
+    } else if (rank() == 1) {
+      EXPECT_NE(what.find("rank 0 sent std::string where this rank expects int"), std::string::npos) << what;
+    } else {
+      EXPECT_NE(what.find("rank 1 sent int where this rank expects std::string"), std::string::npos) << what;
+    }
+  }
+  EXPECT_EQ(mpidist::broadcast(rank()), 0);  // still in step
 }
 
 TEST_F(ObjectsTest, SerializationFailureIsErrorEverywhere) {
@@ -437,7 +502,7 @@ TEST_F(ObjectsTest, ChunkingPastTheMessageLimit) {
       for (int r = 0; r < size(); ++r) parts.push_back(make(r));
     }
     EXPECT_EQ(mpidist::scatter(parts, root), make(rank()));
-    std::vector<std::int64_t> counts(1000, rank());
+    const std::vector<std::int64_t> counts(1000, rank());  // const: the value form
     const auto sums = mpidist::all_reduce(counts);
     EXPECT_EQ(sums, std::vector<std::int64_t>(1000, static_cast<std::int64_t>(size()) * (size() - 1) / 2));
   }

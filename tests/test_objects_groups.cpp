@@ -104,14 +104,15 @@ static_assert(std::is_same_v<decltype(mpidist::reduce_and_broadcast(
                                  std::declval<const Communicator&>(), [] { return 1; },
                                  [](std::vector<int> v) { return v.size(); })),
                              std::size_t>);
-// A ReduceOp on a type it cannot reduce is refused at compile time, not silently wrong.
+// A ReduceOp on a type it cannot reduce is refused at compile time, not silently wrong: by a
+// static_assert that says to pass a function, which a requires-expression cannot see, so the
+// refusals are the compile_fail snippets reduce_op_on_* (tests/meson.build).
 template <class T>
 concept AllReducibleByOp = requires(T v) { mpidist::all_reduce(v, ReduceOp::Sum); };
 template <class T>
 concept ReducibleByOpToRoot = requires(T v) { mpidist::reduce(v, ReduceOp::Sum, 0); };
 static_assert(AllReducibleByOp<int> && AllReducibleByOp<std::vector<double>>);
-static_assert(!AllReducibleByOp<std::string> && !AllReducibleByOp<Tally>);
-static_assert(ReducibleByOpToRoot<std::map<std::string, double>> && !ReducibleByOpToRoot<std::string>);
+static_assert(ReducibleByOpToRoot<std::map<std::string, double>>);
 
 // --- Helpers ------------------------------------------------------------------------------------
 

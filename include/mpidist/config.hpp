@@ -21,6 +21,9 @@ struct RankReport {
   std::string mpi_library;     ///< first line of MPI_Get_library_version
   std::string cuda_aware_mpi;  ///< "yes", "no" or "unknown" (no mpi-ext.h)
   std::string nccl_version;    ///< "2.28.9" or "none"
+  /// MPIDIST_RANKS_PER_NODE: nodes simulated by grouping ranks on one host (node_rank is then not
+  /// a machine); 0 for real nodes.
+  int simulated_ranks_per_node = 0;
 };
 
 /// This rank's report (local, no communication).
@@ -33,7 +36,8 @@ std::vector<RankReport> job_config(const Communicator& comm);
 enum class ConfigFormat { Table, Json };
 
 /// Collective: rank 0 writes the job-wide configuration to `out` (an aligned table with one row
-/// per rank, or a JSON array); other ranks write nothing. With `comm`: the rows of its ranks
+/// per rank, or a JSON array); other ranks write nothing. Simulated nodes (MPIDIST_RANKS_PER_NODE)
+/// are marked: "1 (sim)" in the node column and a line under the table. With `comm`: the rows of its ranks
 /// (world ranks in the rank column), written by its rank 0.
 void show_config(std::ostream& out, ConfigFormat format = ConfigFormat::Table);
 void show_config(const Communicator& comm, std::ostream& out, ConfigFormat format = ConfigFormat::Table);

@@ -17,8 +17,9 @@ enum class LogLevel { Debug = 0, Info = 1, Warning = 2, Error = 3, Off = 4 };
 /// An unknown name falls back to info with a warning on stderr.
 LogLevel log_level_from_env();
 
-/// Writes `[rank r/n] LEVEL name: message` lines. By default only the main process writes
-/// (`all_ranks = false`); messages below the level are dropped without formatting.
+/// Writes `[rank r/n] LEVEL name: message` lines to stderr (std::cerr), or to the `out` given. By
+/// default only the main process writes (`all_ranks = false`); messages below the level are
+/// dropped without formatting.
 class Logger {
  public:
   explicit Logger(std::string name = "mpidist", bool all_ranks = false);

@@ -2,14 +2,16 @@
 // speechbrain's ddp_broadcast/ddp_all_reduce, ignite's broadcast/all_gather/all_reduce and
 // axolotl's compute_and_broadcast & co. do for Python objects.
 //
-// How values travel (detail/object_codec.hpp):
+// How values travel (detail/object_codec.hpp): every payload starts with a 256-byte frame (size,
+// the type's fingerprint, a failure flag; the bytes themselves when they fit in 232), then, for a
+// larger payload, its bytes straight from the sender's memory into the receiver's. A frame of
+// one size whatever the type lets a rank that expects another type name both before decoding.
 //  * trivially copyable types (int, double, bool, std::array<float, 3>, plain structs) are their
-//    own bytes: one fixed-size message, no header;
+//    own bytes;
 //  * std::vector and std::string of trivially copyable elements send their elements' bytes in
-//    place: a 256-byte frame (size, type check; the bytes themselves when they fit), then, for a
-//    larger payload, its bytes straight from the sender's memory into the receiver's;
+//    place;
 //  * everything else is serialized once with Boost.Serialization (binary, arrays as blocks) into
-//    one buffer, sent the same way. Include the boost/serialization/*.hpp header of each
+//    one buffer. Include the boost/serialization/*.hpp header of each
 //    container you send (map.hpp, vector.hpp, string.hpp ...); std::optional, std::variant and
 //    std::tuple work out of the box.
 // Payloads past INT_MAX bytes are chunked; gathers exchange sizes first, then MPI_Gatherv /
@@ -24,7 +26,8 @@
 // that fails to serialize, or a callback that throws, is an Error on every rank ("rank R failed:
 // ...": every rank sees every sender's frame); a payload that is not a valid T (another type, a
 // truncated or corrupt archive) is an Error on the rank that received it, raised before anything
-// is allocated for it.
+// is allocated for it; another type is named with both types ("rank 0 sent std::string where this
+// rank expects int").
 //
 // A group of one, and inside a MainProcessContext (main-process-only code, where the other ranks
 // are not listening; speechbrain skips communication there too): no message is sent, each
@@ -32,6 +35,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <concepts>
 #include <exception>
 #include <functional>
@@ -64,6 +68,33 @@ concept ReduceFunction = !std::same_as<std::remove_cvref_t<F>, Communicator> && 
 template <class T>
 concept NotReducibleObject = ObjectValue<T> && !Reducible<T> && !std::is_convertible_v<const T&, BufferView>;
 
+/// A std::vector or std::array of tensor elements that a ReduceOp cannot reduce as an object
+/// (float16, bfloat16): the refusal names the tensor form instead of a function.
+template <class T>
+struct tensor_container : std::false_type {};
+template <class E, class A>
+struct tensor_container<std::vector<E, A>> : std::bool_constant<Element<E>> {};
+template <class E, std::size_t N>
+struct tensor_container<std::array<E, N>> : std::bool_constant<Element<E>> {};
+
+template <class T>
+inline constexpr bool refused_op_v = false;  // dependent: the static_asserts below fire only when chosen
+
+/// The refusal of a ReduceOp on a type it cannot reduce: a compile error that says what to pass.
+template <class T>
+constexpr void refuse_reduce_op() {
+  if constexpr (tensor_container<T>::value)
+    static_assert(refused_op_v<T>,
+                  "mpidist: a ReduceOp reduces a std::vector/std::array of float16 or bfloat16 as a tensor: "
+                  "pass mpidist::all_reduce(std::span(v), op) (in place), or a function for the object form");
+  else
+    static_assert(refused_op_v<T>,
+                  "mpidist: a ReduceOp reduces numbers, std::vector/std::array of numbers and "
+                  "std::map<std::string, double> only; for this type pass a function: std::plus<>{} "
+                  "(mpidist::all_reduce(value, std::plus<>{})) or a lambda [](T a, T b) { return ...; }");
+}
+
+
 // One implementation per function, on the communicator `c` the world or Communicator form chose.
 // Each names c's communicator in the Errors it raises.
 
@@ -71,14 +102,8 @@ template <ObjectValue T>
 T broadcast_on(const ObjectComm& c, const T& value, int root) {
   return naming_errors(*c.name, [&]() -> T {
     if (c.solo()) return value;
-    if constexpr (ByteCopyable<T>) {
-      T result = value;
-      broadcast_fixed(c, std::addressof(result), sizeof(T), root);
-      return result;
-    } else {
-      auto received = broadcast_object("broadcast", c, &value, nullptr, root, ValueSink<T>("broadcast", root));
-      return received ? std::move(*received) : value;
-    }
+    auto received = broadcast_object("broadcast", c, &value, nullptr, root, ValueSink<T>("broadcast", root));
+    return received ? std::move(*received) : value;
   });
 }
 
@@ -86,16 +111,11 @@ template <ObjectValue T>
 T broadcast_moved_on(const ObjectComm& c, T&& value, int root) {
   return naming_errors(*c.name, [&]() -> T {
     if (c.solo()) return std::move(value);
-    if constexpr (ByteCopyable<T>) {
-      broadcast_fixed(c, std::addressof(value), sizeof(T), root);
-      return std::move(value);
-    } else {
-      const bool is_root = c.rank == root;
-      auto received = broadcast_object(
-          "broadcast", c, &value, nullptr, root,
-          is_root ? ValueSink<T>("broadcast", root) : ValueSink<T>("broadcast", root, std::move(value)));
-      return received ? std::move(*received) : std::move(value);
-    }
+    const bool is_root = c.rank == root;
+    auto received = broadcast_object(
+        "broadcast", c, &value, nullptr, root,
+        is_root ? ValueSink<T>("broadcast", root) : ValueSink<T>("broadcast", root, std::move(value)));
+    return received ? std::move(*received) : std::move(value);
   });
 }
 
@@ -103,14 +123,8 @@ template <ObjectValue T>
 std::vector<T> all_gather_on(const ObjectComm& c, const T& value) {
   return naming_errors(*c.name, [&]() -> std::vector<T> {
     if (c.solo()) return {value};
-    if constexpr (ByteCopyable<T>) {
-      std::vector<std::byte> bytes(sizeof(T) * static_cast<std::size_t>(c.size));
-      all_gather_fixed(c, std::addressof(value), bytes.data(), sizeof(T));
-      return values_from_bytes<T>(bytes.data(), c.size);
-    } else {
-      const auto g = gather_object("all_gather", c, &value, nullptr, -1);
-      return decode_all("all_gather", c, g, value);
-    }
+    const auto g = gather_object("all_gather", c, &value, nullptr, -1);
+    return decode_all("all_gather", c, g, value);
   });
 }
 
@@ -118,16 +132,9 @@ template <ObjectValue T>
 std::optional<std::vector<T>> gather_on(const ObjectComm& c, const T& value, int root) {
   return naming_errors(*c.name, [&]() -> std::optional<std::vector<T>> {
     if (c.solo()) return std::vector<T>{value};
-    if constexpr (ByteCopyable<T>) {
-      std::vector<std::byte> bytes(c.rank == root ? sizeof(T) * static_cast<std::size_t>(c.size) : 0);
-      gather_fixed(c, std::addressof(value), bytes.data(), sizeof(T), root);
-      if (c.rank != root) return std::nullopt;
-      return values_from_bytes<T>(bytes.data(), c.size);
-    } else {
-      const auto g = gather_object("gather", c, &value, nullptr, root);
-      if (c.rank != root) return std::nullopt;
-      return decode_all("gather", c, g, value);
-    }
+    const auto g = gather_object("gather", c, &value, nullptr, root);
+    if (c.rank != root) return std::nullopt;
+    return decode_all("gather", c, g, value);
   });
 }
 
@@ -246,6 +253,15 @@ void reduce_value_on(const char* operation, const ObjectComm& c, T& value, Reduc
   });
 }
 
+/// Reduces in place a non-const lvalue container, as the value form would compute it, writing the
+/// result back: on every rank (root < 0), or on root only (the other ranks' values unchanged).
+template <class C>
+void reduce_in_place_on(const char* operation, const ObjectComm& c, C& values, ReduceOp op, int root) {
+  if (root < 0 || c.solo() || c.rank == root) return reduce_value_on(operation, c, values, op, root);
+  C scratch = values;  // MPI leaves a non-root's send buffer unspecified after the Avg division
+  reduce_value_on(operation, c, scratch, op, root);
+}
+
 // Reduction with the caller's function: gather to one rank, fold there in rank order, send on.
 //
 // Why not a tree, or MPI_Op_create(commute = false), which also keep rank order? An MPI user op
@@ -269,14 +285,7 @@ std::optional<T> fold_on(const char* operation, const ObjectComm& c, const T& va
     const bool everywhere = root < 0;
     if (c.solo()) return value;  // the reduction of one value is that value: fn is not called
     const int folder = everywhere ? 0 : root;
-    std::vector<std::byte> fixed;
-    GatheredPayloads gathered;
-    if constexpr (ByteCopyable<T>) {
-      fixed.resize(c.rank == folder ? sizeof(T) * static_cast<std::size_t>(c.size) : 0);
-      gather_fixed(c, std::addressof(value), fixed.data(), sizeof(T), folder);
-    } else {
-      gathered = gather_object(operation, c, &value, nullptr, folder);
-    }
+    const GatheredPayloads gathered = gather_object(operation, c, &value, nullptr, folder);
     std::optional<T> result;
     std::exception_ptr failure;
     if (c.rank == folder) {
@@ -284,10 +293,7 @@ std::optional<T> fold_on(const char* operation, const ObjectComm& c, const T& va
       failure = capture([&] {
         auto value_of = [&](int r) -> T {
           if (r == c.rank) return value;
-          if constexpr (ByteCopyable<T>)
-            return from_bytes<T>(fixed.data() + sizeof(T) * static_cast<std::size_t>(r));
-          else
-            return decode<T>(operation, r, gathered.data(r), gathered.size(r));
+          return decode<T>(operation, r, gathered.data(r), gathered.size(r));
         };
         // ((v0 op v1) op v2) ...: the same result on every rank, whether or not fn commutes.
         T acc = value_of(0);
@@ -308,14 +314,28 @@ std::optional<T> fold_on(const char* operation, const ObjectComm& c, const T& va
 
 }  // namespace detail
 
+// Value forms and in-place forms. A collective with a value form returns its result and leaves
+// its argument as it is. A non-const std::vector or std::array of numbers (what a torch user
+// calls a tensor) takes the in-place form of the same name instead, so `all_reduce(grad, op)`
+// reduces `grad` as torch.distributed.all_reduce does, never silently nothing. The in-place forms
+// return void: code that used the result of the value form on such a container stops compiling
+// instead of changing meaning (write `all_reduce(v, op)`, or `std::as_const(v)` for a copy).
+// Overload resolution: a non-const lvalue binds `std::vector<E, A>&` as well as `T` by value, and
+// partial ordering prefers the vector (more specialized); a const lvalue or an rvalue cannot bind
+// it, so those keep the value form.
+
 /// Every rank gets root's `value` (speechbrain `ddp_broadcast`, ignite `broadcast`). The other
 /// ranks' `value` is ignored. Solo: returns `value`.
 template <detail::ObjectValue T>
-[[nodiscard]] T broadcast(const T& value, int root = 0) {
+[[nodiscard("broadcast(value) returns root's value and leaves `value` as it is: write v = "
+            "mpidist::broadcast(v), or pass a non-const std::vector/std::array to receive in place")]] T
+broadcast(const T& value, int root = 0) {
   return detail::broadcast_on(detail::object_comm(detail::object_type<T>(), "broadcast", root), value, root);
 }
 template <detail::ObjectValue T>
-[[nodiscard]] T broadcast(const Communicator& comm, const T& value, int root = 0) {
+[[nodiscard("broadcast(comm, value) returns root's value and leaves `value` as it is: write v = "
+            "mpidist::broadcast(comm, v), or pass a non-const std::vector/std::array to receive in place")]] T
+broadcast(const Communicator& comm, const T& value, int root = 0) {
   return detail::broadcast_on(detail::object_comm(detail::object_type<T>(), comm, "broadcast", root), value, root);
 }
 
@@ -324,33 +344,64 @@ template <detail::ObjectValue T>
 /// the size root sends is neither reallocated nor zero-filled). For repeated broadcasts into
 /// the same buffer: `weights = mpidist::broadcast(std::move(weights), root);`
 template <detail::ObjectValue T>
-[[nodiscard]] T broadcast(T&& value, int root = 0) {
+[[nodiscard("broadcast(std::move(v)) returns root's value: write v = mpidist::broadcast(std::move(v))")]] T
+broadcast(T&& value, int root = 0) {
   return detail::broadcast_moved_on(detail::object_comm(detail::object_type<T>(), "broadcast", root), std::move(value), root);
 }
 template <detail::ObjectValue T>
-[[nodiscard]] T broadcast(const Communicator& comm, T&& value, int root = 0) {
+[[nodiscard("broadcast(comm, std::move(v)) returns root's value: write v = mpidist::broadcast(comm, std::move(v))")]] T
+broadcast(const Communicator& comm, T&& value, int root = 0) {
   return detail::broadcast_moved_on(detail::object_comm(detail::object_type<T>(), comm, "broadcast", root), std::move(value), root);
+}
+
+/// In place: every rank's `values` becomes root's (resized to root's length where needed), as
+/// `values = broadcast(std::move(values), root)` leaves it.
+template <class E, class A>
+requires std::is_arithmetic_v<E>
+void broadcast(std::vector<E, A>& values, int root = 0) {
+  values = broadcast(std::move(values), root);
+}
+template <class E, class A>
+requires std::is_arithmetic_v<E>
+void broadcast(const Communicator& comm, std::vector<E, A>& values, int root = 0) {
+  values = broadcast(comm, std::move(values), root);
+}
+template <class E, std::size_t N>
+requires std::is_arithmetic_v<E>
+void broadcast(std::array<E, N>& values, int root = 0) {
+  values = broadcast(std::as_const(values), root);
+}
+template <class E, std::size_t N>
+requires std::is_arithmetic_v<E>
+void broadcast(const Communicator& comm, std::array<E, N>& values, int root = 0) {
+  values = broadcast(comm, std::as_const(values), root);
 }
 
 /// Every rank's `value`, indexed by rank, on every rank (ignite `all_gather` of numbers and
 /// strings). Solo: `{value}`.
 template <detail::ObjectValue T>
-[[nodiscard]] std::vector<T> all_gather(const T& value) {
+[[nodiscard("all_gather(value) returns every rank's value and changes nothing; the tensor form "
+            "all_gather(in, out) writes into out")]] std::vector<T>
+all_gather(const T& value) {
   return detail::all_gather_on(detail::object_comm(detail::object_type<T>(), "all_gather"), value);
 }
 template <detail::ObjectValue T>
-[[nodiscard]] std::vector<T> all_gather(const Communicator& comm, const T& value) {
+[[nodiscard("all_gather(comm, value) returns every rank's value and changes nothing; the tensor form "
+            "all_gather(comm, in, out) writes into out")]] std::vector<T>
+all_gather(const Communicator& comm, const T& value) {
   return detail::all_gather_on(detail::object_comm(detail::object_type<T>(), comm, "all_gather"), value);
 }
 
 /// Every rank's `value`, indexed by rank, on root; std::nullopt on the other ranks. Solo:
 /// `{value}` (this process is the root of its world of one).
 template <detail::ObjectValue T>
-[[nodiscard]] std::optional<std::vector<T>> gather(const T& value, int root = 0) {
+[[nodiscard("gather(value) returns the values on root and changes nothing")]] std::optional<std::vector<T>>
+gather(const T& value, int root = 0) {
   return detail::gather_on(detail::object_comm(detail::object_type<T>(), "gather", root), value, root);
 }
 template <detail::ObjectValue T>
-[[nodiscard]] std::optional<std::vector<T>> gather(const Communicator& comm, const T& value, int root = 0) {
+[[nodiscard("gather(comm, value) returns the values on root and changes nothing")]] std::optional<std::vector<T>>
+gather(const Communicator& comm, const T& value, int root = 0) {
   return detail::gather_on(detail::object_comm(detail::object_type<T>(), comm, "gather", root), value, root);
 }
 
@@ -358,11 +409,13 @@ template <detail::ObjectValue T>
 /// every rank), the other ranks' `values` is ignored. Solo: `values[rank]`, with the same
 /// size check.
 template <detail::ObjectValue T>
-[[nodiscard]] T scatter(const std::vector<T>& values, int root = 0) {
+[[nodiscard("scatter(values) returns this rank's part and changes nothing")]] T scatter(const std::vector<T>& values,
+                                                                                        int root = 0) {
   return detail::scatter_on(detail::object_comm(detail::object_type<T>(), "scatter", root), values, root);
 }
 template <detail::ObjectValue T>
-[[nodiscard]] T scatter(const Communicator& comm, const std::vector<T>& values, int root = 0) {
+[[nodiscard("scatter(comm, values) returns this rank's part and changes nothing")]] T
+scatter(const Communicator& comm, const std::vector<T>& values, int root = 0) {
   return detail::scatter_on(detail::object_comm(detail::object_type<T>(), comm, "scatter", root), values, root);
 }
 
@@ -436,22 +489,65 @@ requires detail::ObjectValue<V> && detail::ObjectValue<R>
 ///  * bool reduces as 0/1: Sum, Max, Or mean "any"; Product, Min, And, Avg (truncated) "all".
 /// Solo: the reduction over this rank alone (`value`, with And/Or mapped to 0/1).
 template <detail::Reducible T>
-[[nodiscard]] T all_reduce(T value, ReduceOp op = ReduceOp::Sum) {
+[[nodiscard("all_reduce(value, op) returns the reduction and leaves a const or temporary `value` (or a "
+            "number) as it is: write x = mpidist::all_reduce(x, op); a non-const std::vector/std::array, "
+            "or a std::span, is reduced in place by all_reduce(v, op)")]] T
+all_reduce(T value, ReduceOp op = ReduceOp::Sum) {
   detail::reduce_value_on("all_reduce", detail::object_comm(detail::object_type<T>(), "all_reduce"), value, op, -1);
   return value;
 }
 template <detail::Reducible T>
-[[nodiscard]] T all_reduce(const Communicator& comm, T value, ReduceOp op = ReduceOp::Sum) {
+[[nodiscard("all_reduce(comm, value, op) returns the reduction and leaves a const or temporary `value` (or "
+            "a number) as it is: write x = mpidist::all_reduce(comm, x, op); a non-const "
+            "std::vector/std::array, or a std::span, is reduced in place by all_reduce(comm, v, op)")]] T
+all_reduce(const Communicator& comm, T value, ReduceOp op = ReduceOp::Sum) {
   detail::reduce_value_on("all_reduce", detail::object_comm(detail::object_type<T>(), comm, "all_reduce"), value, op, -1);
   return value;
 }
 
+/// In place (torch.distributed.all_reduce): every rank's `values` becomes the element-wise
+/// reduction, with the value form's checks and semantics (lengths must match, else Error on every
+/// rank; integers exact; And/Or logical). `std::span(values)` is the tensor form: no length check,
+/// the node's shared memory, float16/bfloat16.
+template <class E, class A>
+requires std::is_arithmetic_v<E>
+void all_reduce(std::vector<E, A>& values, ReduceOp op = ReduceOp::Sum) {
+  detail::reduce_in_place_on("all_reduce", detail::object_comm(detail::object_type<std::vector<E, A>>(), "all_reduce"),
+                             values, op, -1);
+}
+template <class E, class A>
+requires std::is_arithmetic_v<E>
+void all_reduce(const Communicator& comm, std::vector<E, A>& values, ReduceOp op = ReduceOp::Sum) {
+  detail::reduce_in_place_on(
+      "all_reduce", detail::object_comm(detail::object_type<std::vector<E, A>>(), comm, "all_reduce"), values, op, -1);
+}
+template <class E, std::size_t N>
+requires std::is_arithmetic_v<E>
+void all_reduce(std::array<E, N>& values, ReduceOp op = ReduceOp::Sum) {
+  detail::reduce_in_place_on("all_reduce", detail::object_comm(detail::object_type<std::array<E, N>>(), "all_reduce"),
+                             values, op, -1);
+}
+template <class E, std::size_t N>
+requires std::is_arithmetic_v<E>
+void all_reduce(const Communicator& comm, std::array<E, N>& values, ReduceOp op = ReduceOp::Sum) {
+  detail::reduce_in_place_on(
+      "all_reduce", detail::object_comm(detail::object_type<std::array<E, N>>(), comm, "all_reduce"), values, op, -1);
+}
+
 /// A ReduceOp reduces arithmetic values, std::vector / std::array of them and metrics maps only:
-/// pass a function instead (`mpidist::all_reduce(value, std::plus<>{})`) for any other type.
+/// for any other type this is a compile error that says to pass a function instead
+/// (`mpidist::all_reduce(value, std::plus<>{})`, a lambda). A static_assert, not a deleted
+/// overload, so that the message reaches the user.
 template <detail::NotReducibleObject T>
-T all_reduce(const T& value, ReduceOp op = ReduceOp::Sum) = delete;
+T all_reduce(const T& value, ReduceOp = ReduceOp::Sum) {
+  detail::refuse_reduce_op<T>();
+  return value;
+}
 template <detail::NotReducibleObject T>
-T all_reduce(const Communicator& comm, const T& value, ReduceOp op = ReduceOp::Sum) = delete;
+T all_reduce(const Communicator&, const T& value, ReduceOp = ReduceOp::Sum) {
+  detail::refuse_reduce_op<T>();
+  return value;
+}
 
 /// Boost.MPI `all_reduce(comm, value, op)`, mpi4py `allreduce(obj, op)`: every rank gets
 /// `(((v0 fn v1) fn v2) ... fn vN-1)`, the values of all ranks combined in rank order, for any
@@ -475,26 +571,65 @@ requires detail::ReduceFunction<F, T>
 /// element-wise vectors and arrays with the length check, metrics key-wise), std::nullopt on the
 /// other ranks. Solo: `value` (with And/Or mapped to 0/1).
 template <detail::Reducible T>
-[[nodiscard]] std::optional<T> reduce(T value, ReduceOp op, int root = 0) {
+[[nodiscard("reduce(value, op, root) returns the reduction on root and leaves a const or temporary `value` "
+            "(or a number) as it is; a non-const std::vector/std::array is reduced in place on root by "
+            "reduce(v, op, root)")]] std::optional<T>
+reduce(T value, ReduceOp op, int root = 0) {
   const auto c = detail::object_comm(detail::object_type<T>(), "reduce", root);
   detail::reduce_value_on("reduce", c, value, op, root);
   if (!c.solo() && c.rank != root) return std::nullopt;
   return value;
 }
 template <detail::Reducible T>
-[[nodiscard]] std::optional<T> reduce(const Communicator& comm, T value, ReduceOp op, int root = 0) {
+[[nodiscard("reduce(comm, value, op, root) returns the reduction on root and leaves a const or temporary "
+            "`value` (or a number) as it is; a non-const std::vector/std::array is reduced in place on root "
+            "by reduce(comm, v, op, root)")]] std::optional<T>
+reduce(const Communicator& comm, T value, ReduceOp op, int root = 0) {
   const auto c = detail::object_comm(detail::object_type<T>(), comm, "reduce", root);
   detail::reduce_value_on("reduce", c, value, op, root);
   if (!c.solo() && c.rank != root) return std::nullopt;
   return value;
 }
 
+/// In place (torch.distributed.reduce): root's `values` becomes the reduction; the other ranks'
+/// `values` stay as they are. The value form's checks and semantics.
+template <class E, class A>
+requires std::is_arithmetic_v<E>
+void reduce(std::vector<E, A>& values, ReduceOp op, int root = 0) {
+  detail::reduce_in_place_on("reduce", detail::object_comm(detail::object_type<std::vector<E, A>>(), "reduce", root),
+                             values, op, root);
+}
+template <class E, class A>
+requires std::is_arithmetic_v<E>
+void reduce(const Communicator& comm, std::vector<E, A>& values, ReduceOp op, int root = 0) {
+  detail::reduce_in_place_on(
+      "reduce", detail::object_comm(detail::object_type<std::vector<E, A>>(), comm, "reduce", root), values, op, root);
+}
+template <class E, std::size_t N>
+requires std::is_arithmetic_v<E>
+void reduce(std::array<E, N>& values, ReduceOp op, int root = 0) {
+  detail::reduce_in_place_on("reduce", detail::object_comm(detail::object_type<std::array<E, N>>(), "reduce", root),
+                             values, op, root);
+}
+template <class E, std::size_t N>
+requires std::is_arithmetic_v<E>
+void reduce(const Communicator& comm, std::array<E, N>& values, ReduceOp op, int root = 0) {
+  detail::reduce_in_place_on(
+      "reduce", detail::object_comm(detail::object_type<std::array<E, N>>(), comm, "reduce", root), values, op, root);
+}
+
 /// A ReduceOp reduces arithmetic values, std::vector / std::array of them and metrics maps only:
-/// pass a function instead for any other type.
+/// for any other type a compile error that says to pass a function instead.
 template <detail::NotReducibleObject T>
-std::optional<T> reduce(const T& value, ReduceOp op, int root = 0) = delete;
+std::optional<T> reduce(const T& value, ReduceOp, int = 0) {
+  detail::refuse_reduce_op<T>();
+  return value;
+}
 template <detail::NotReducibleObject T>
-std::optional<T> reduce(const Communicator& comm, const T& value, ReduceOp op, int root = 0) = delete;
+std::optional<T> reduce(const Communicator&, const T& value, ReduceOp, int = 0) {
+  detail::refuse_reduce_op<T>();
+  return value;
+}
 
 /// reduce with the caller's associative `fn(T, T) -> T`, in rank order as all_reduce(value, fn):
 /// the reduction on root, std::nullopt elsewhere. `fn` runs on root only (inside a

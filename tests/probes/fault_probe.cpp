@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "mpidist/detail/stall_warning.hpp"
 #include "mpidist/mpidist.hpp"
 
 namespace {
@@ -135,7 +136,7 @@ int run(const std::string& scenario, int odd_rank) {
     std::fflush(stdout);
     mpidist::barrier();  // the job goes on, the late rank included
     std::printf("probe: rank %d after\n", me);
-  } else if (scenario == "stall") {
+  } else if (scenario == "stall" || scenario == "stall-default") {
     if (odd) computing(4s);
     mpidist::all_reduce(std::span<float>(data));
     std::printf("probe: rank %d done\n", me);
@@ -167,6 +168,8 @@ int main(int argc, char** argv) {
   const auto level = scenario == "threads" || (multiple && std::strcmp(multiple, "1") == 0)
                          ? mpidist::ThreadLevel::Multiple
                          : mpidist::ThreadLevel::Funneled;
+  // stall-default: the warning of an unset MPIDIST_STALL_WARN, its default shortened to 1 s.
+  if (scenario == "stall-default") mpidist::detail::set_default_stall_warn_seconds_for_testing(1.0);
   mpidist::Environment env(argc, argv, level);
   const int status = run(scenario, odd_rank);
   if (scenario == "threads") std::_Exit(status);

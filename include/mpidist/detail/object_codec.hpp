@@ -1,5 +1,5 @@
 // How a C++ value becomes bytes for the object collectives, and back. Three ways, chosen by type:
-// trivially copyable values are their own bytes (one fixed-size message); std::vector/std::string
+// trivially copyable values are their own bytes (inside the transport's frame); std::vector/std::string
 // of such elements send their element bytes as they lie in memory; everything else goes through
 // Boost.Serialization into one contiguous buffer. Internal; included by objects.hpp.
 #pragma once
@@ -18,6 +18,7 @@
 
 #include "mpidist/detail/object_archive.hpp"
 #include "mpidist/detail/object_transport.hpp"
+#include "mpidist/detail/type_names.hpp"
 #include "mpidist/guards.hpp"
 #include "mpidist/tensor.hpp"
 
@@ -65,15 +66,14 @@ template <class T>
 concept ContiguousBytes = ObjectValue<T> && contiguous_of<T>::value;
 
 /// A fingerprint of T that is the same on every rank of one program: a payload of another type
-/// is refused instead of misread.
+/// is refused instead of misread, naming both types. Initialized (and registered under T's name)
+/// at start-up, so a rank can name a type another rank sent before using it itself.
+template <class T>
+inline const std::uint64_t type_tag_v = register_object_type(typeid(T).name());
+
 template <class T>
 std::uint64_t type_tag() {
-  static const std::uint64_t tag = [] {
-    std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
-    for (const char* p = typeid(T).name(); *p != '\0'; ++p) h = (h ^ static_cast<unsigned char>(*p)) * 0x100000001b3ull;
-    return h;
-  }();
-  return tag;
+  return type_tag_v<T>;
 }
 
 /// T as object calls fingerprint it.
@@ -132,15 +132,6 @@ T from_bytes(const std::byte* data) {
   alignas(T) std::byte storage[sizeof(T)];
   std::memcpy(storage, data, sizeof(T));
   return *std::launder(reinterpret_cast<T*>(storage));
-}
-
-/// `count` ByteCopyable values lying back to back at `data`.
-template <ByteCopyable T>
-std::vector<T> values_from_bytes(const std::byte* data, int count) {
-  std::vector<T> values;
-  values.reserve(static_cast<std::size_t>(count));
-  for (int r = 0; r < count; ++r) values.push_back(from_bytes<T>(data + sizeof(T) * static_cast<std::size_t>(r)));
-  return values;
 }
 
 /// Error for a payload from `rank` that is not a T: "<operation>: cannot deserialize ...".

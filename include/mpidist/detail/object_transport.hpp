@@ -40,9 +40,6 @@ class ObjectCall {
   int uncaught_ = 0;
 };
 
-/// `mangled` (a typeid name) as C++ source writes it: "std::map<std::string, int>".
-std::string readable_type_name(const char* mangled);
-
 /// What an object call carries, for its fingerprint: the same on every rank of one program.
 struct ObjectType {
   std::uint64_t tag = 0;
@@ -99,17 +96,12 @@ struct GatheredPayloads {
   std::size_t size(int rank) const { return sizes[static_cast<std::size_t>(rank)]; }
 };
 
-// Fixed-size values (the same static size on every rank): one message each, no header.
-// gather's `out` (size × bytes) is written on root only; scatter's `in` is read on root only.
-void broadcast_fixed(const ObjectComm& c, void* data, std::size_t bytes, int root);
-void all_gather_fixed(const ObjectComm& c, const void* in, void* out, std::size_t bytes);
-void gather_fixed(const ObjectComm& c, const void* in, void* out, std::size_t bytes, int root);
-void scatter_fixed(const ObjectComm& c, const void* in, void* out, std::size_t bytes, int root);
-
-// Variable-size payloads: a fixed 256-byte frame per rank (size, type tag, status, and the payload
-// itself when it fits in the 232 bytes left), then the payloads that did not fit, straight from
-// and into the callers' memory, chunked past the message limit. A small payload costs one message. Each throws Error on
-// every rank that learns that a sender failed, and on a receiver that expected another type.
+// Every payload, whatever its type: a fixed 256-byte frame per rank (size, type tag, status, and
+// the payload itself when it fits in the 232 bytes left), then the payloads that did not fit,
+// straight from and into the callers' memory, chunked past the message limit. A small payload
+// costs one message. A frame of one size for every type lets a rank that expects another type
+// name both, instead of failing inside MPI. Each throws Error on every rank that learns that a
+// sender failed, and on a receiver that expected another type.
 /// Root sends `mine`; the other ranks receive it into sink.reserve(size).
 void broadcast_payload(const char* operation, const ObjectComm& c, const Payload& mine, PayloadSink& sink, int root);
 /// Every rank receives every rank's payload (its own included), counts first, then

@@ -1,0 +1,24 @@
+// A non-const std::vector / std::array of numbers takes the in-place forms: these lines compile
+// without a [[nodiscard]] warning (an error here), and the value form stays for const and
+// temporary arguments.
+#pragma GCC diagnostic error "-Wunused-result"
+#include <array>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "mpidist/objects.hpp"
+
+void step(const mpidist::Communicator& comm) {
+  std::vector<double> grad(4);
+  std::array<int, 3> counts{};
+  mpidist::all_reduce(grad, mpidist::ReduceOp::Avg);
+  mpidist::all_reduce(comm, counts, mpidist::ReduceOp::Sum);
+  mpidist::reduce(grad, mpidist::ReduceOp::Sum, 0);
+  mpidist::broadcast(grad, 0);
+  mpidist::broadcast(comm, counts);
+  static_assert(std::is_void_v<decltype(mpidist::all_reduce(grad))>);
+  static_assert(std::is_same_v<decltype(mpidist::all_reduce(std::as_const(grad))), std::vector<double>>);
+  static_assert(std::is_same_v<decltype(mpidist::all_reduce(std::vector<double>(4))), std::vector<double>>);
+  static_assert(std::is_same_v<decltype(mpidist::broadcast(std::move(grad))), std::vector<double>>);
+}
