@@ -17,11 +17,7 @@ namespace {
 using mpidist_test::mpiexec_prefix;
 using mpidist_test::run_command;
 
-struct Job {
-  int exit_code;
-  std::string output;
-  double seconds;
-};
+using Job = mpidist_test::CommandResult;
 
 std::string probe() {
   const char* path = std::getenv("AFTER_ERROR_PROBE");
@@ -31,12 +27,9 @@ std::string probe() {
 // `env` ("A=1 B=2") before the job; validation off unless it says otherwise (the sanitizer and
 // MPICH runs set MPIDIST_VALIDATE=1 for the whole suite).
 Job run_probe(int ranks, const std::string& args, const std::string& env, int limit = 240) {
-  const auto start = std::chrono::steady_clock::now();
-  const auto result = run_command("env MPIDIST_VALIDATE=0 MPIDIST_STALL_WARN=0 " + env + " " + mpiexec_prefix(ranks) +
-                                      probe() + " " + args,
-                                  limit);
-  return Job{result.exit_code, result.output,
-             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+  return run_command("env MPIDIST_VALIDATE=0 MPIDIST_STALL_WARN=0 " + env + " " + mpiexec_prefix(ranks) + probe() +
+                         " " + args,
+                     limit);
 }
 
 bool has(const Job& job, const std::string& text) { return job.output.find(text) != std::string::npos; }

@@ -18,11 +18,7 @@ namespace {
 using mpidist_test::mpiexec_prefix;
 using mpidist_test::run_command;
 
-struct Job {
-  int exit_code;
-  std::string output;
-  double seconds;
-};
+using Job = mpidist_test::CommandResult;
 
 std::string probe() {
   const char* path = std::getenv("FAULT_PROBE");
@@ -31,13 +27,9 @@ std::string probe() {
 
 // Runs `scenario` at `ranks` with extra environment `env` ("A=1 B=2"), bounded by `limit` seconds.
 Job run_probe(int ranks, const std::string& scenario, const std::string& env, int limit = 60) {
-  const auto start = std::chrono::steady_clock::now();
   // Validation off unless a case asks for it: the sanitizer run sets MPIDIST_VALIDATE=1 for the whole
   // suite, and the per-call agreement would report a missing rank before the watchdog these cases test.
-  const auto result =
-      run_command("env MPIDIST_VALIDATE=0 " + env + " " + mpiexec_prefix(ranks) + probe() + " " + scenario, limit);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return Job{result.exit_code, result.output, seconds};
+  return run_command("env MPIDIST_VALIDATE=0 " + env + " " + mpiexec_prefix(ranks) + probe() + " " + scenario, limit);
 }
 
 bool has(const Job& job, const std::string& text) { return job.output.find(text) != std::string::npos; }

@@ -1,6 +1,7 @@
 #include <mpi.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -55,13 +56,15 @@ CommandResult run_command(const std::string& command, int timeout_seconds) {
   for (const char c : command) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   quoted += "'";
   const std::string full = "timeout -k 5 " + std::to_string(timeout_seconds) + " sh -c " + quoted + " 2>&1";
+  const auto start = std::chrono::steady_clock::now();
   FILE* pipe = popen(full.c_str(), "r");
   if (pipe == nullptr) return {-1, "popen failed"};
   std::string output;
   std::array<char, 4096> chunk{};
   while (std::fgets(chunk.data(), static_cast<int>(chunk.size()), pipe) != nullptr) output += chunk.data();
   const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), output};
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), output,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
 }
 
 bool under_mpich() {

@@ -33,10 +33,12 @@ void expect_error(F&& call, std::initializer_list<std::string> parts) {
   }
 }
 
-/// Runs `command` through the shell with a time limit; returns its exit status and output.
+/// Runs `command` through the shell with a time limit; returns its exit status, output and how
+/// long it ran.
 struct CommandResult {
   int exit_code;
   std::string output;
+  double seconds = 0;
 };
 CommandResult run_command(const std::string& command, int timeout_seconds = 60);
 
