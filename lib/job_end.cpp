@@ -29,7 +29,13 @@ bool report_due(const RankRecord& peer, std::int64_t horizon) noexcept {
   if (reported == report_out) return false;
   if (reported != 0) return true;
   const auto call = read_entry(peer, h.current.load(std::memory_order_acquire));
-  if (!call.valid || call.state != CallState::Started || call.timeout_seconds <= 0) return false;
+  if (!call.valid) {
+    // Between calls, just out of one that failed: it is handling the Error (a log line, a
+    // checkpoint) and about to end the job itself at finalize(); SIGTERM would cut it short.
+    const auto last = read_entry(peer, h.last_done.load(std::memory_order_acquire));
+    return last.valid && last.state == CallState::Failed && steady_now_ns() - last.end_ns < longest_wait_ns;
+  }
+  if (call.state != CallState::Started || call.timeout_seconds <= 0) return false;
   return call.start_ns + static_cast<std::int64_t>(call.timeout_seconds * 1e9) + watchdog_lag_ns <= horizon;
 }
 

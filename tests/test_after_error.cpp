@@ -81,7 +81,7 @@ void late_rank(int ranks) {
   EXPECT_GE(count(in_line, "step 3 error: [^\n]*timed out after 1 s"), 5) << in_line.output;  // broadcast's root may pass
   EXPECT_GE(count(in_line, "step 4 error: [^\n]*this communicator can no longer be used"), 5) << in_line.output;
   // finalize() ends a job whose waits gave up, naming the first communicator that broke.
-  EXPECT_TRUE(has(in_line, "finalize: communicator world/split(color 0) broke: ")) << in_line.output;
+  EXPECT_TRUE(has(in_line, "finalize: a collective timed out earlier in this job; communicator world/split(color 0) broke: ")) << in_line.output;
   EXPECT_NE(in_line.exit_code, 0) << in_line.output;
   for (const auto& name : collectives) late_case(ranks, name + " 2097152", "", 1.4);
 }

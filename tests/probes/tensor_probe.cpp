@@ -46,7 +46,9 @@ int timeout_probe() {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     say("caught after " + std::to_string(static_cast<int>(seconds)) + " s: " + e.what());
   }
-  // A timed-out collective cannot be finished; leave without MPI_Finalize.
+  // A timed-out collective cannot be finished; leave without MPI_Finalize, once the other waiting
+  // ranks had time to say theirs: Hydra ends every rank the moment one leaves.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
   _exit(0);
 }
 
