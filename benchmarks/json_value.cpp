@@ -1,3 +1,4 @@
+// A small JSON reader for --compare.
 #include "json_value.hpp"
 
 #include <cstdlib>

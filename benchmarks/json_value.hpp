@@ -1,5 +1,5 @@
 // A small JSON reader, enough for --compare to read an earlier run back (objects, arrays,
-// strings, numbers, true/false/null). The writer quotes with lib/json.hpp's json_string().
+// strings, numbers, true/false/null). The writer quotes with lib/core/json.hpp's json_string().
 #pragma once
 
 #include <string>

@@ -1,3 +1,4 @@
+// The memcpy reference row: what the machine's memory can do.
 #include "memcpy_reference.hpp"
 
 #include <algorithm>

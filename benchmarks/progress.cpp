@@ -1,3 +1,4 @@
+// Progress of a long sweep on stderr.
 #include "progress.hpp"
 
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// The raw MPI calls mpidist-bench compares against.
 #include "raw_mpi.hpp"
 
 #include <array>

@@ -1,3 +1,4 @@
+// The raw NCCL calls mpidist-bench compares against (--backend nccl).
 #include "raw_nccl.hpp"
 
 #include <stdexcept>

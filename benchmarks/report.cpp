@@ -1,3 +1,4 @@
+// The table, JSON and CSV that mpidist-bench writes, and --compare.
 #include "report.hpp"
 
 #include <algorithm>
@@ -8,7 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "json.hpp"  // lib/json.hpp: the library's JSON string quoting
+#include "core/json.hpp"  // lib/core/json.hpp: the library's JSON string quoting
 #include "json_value.hpp"
 
 namespace bench {

@@ -1,3 +1,4 @@
+// The sweep of one op: data checks and interleaved timing against raw MPI.
 #include "runner.hpp"
 
 #include <algorithm>

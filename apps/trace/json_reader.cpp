@@ -1,3 +1,4 @@
+// A strict, bounded JSON reader for the dumps mpidist-trace reads.
 #include "json_reader.hpp"
 
 #include <cstdlib>

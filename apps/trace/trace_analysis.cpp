@@ -1,3 +1,4 @@
+// What a job's dumps say went wrong, and who never joined.
 #include "trace_analysis.hpp"
 
 #include <algorithm>
@@ -6,7 +7,7 @@
 #include <tuple>
 #include <utility>
 
-#include "json.hpp"  // lib/json.hpp: the library's JSON string quoting
+#include "core/json.hpp"  // lib/core/json.hpp: the library's JSON string quoting
 #include "json_reader.hpp"
 
 namespace mpidist::trace {

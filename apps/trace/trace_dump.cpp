@@ -1,3 +1,4 @@
+// One rank's flight-recorder dump, read and checked field by field.
 #include "trace_dump.hpp"
 
 #include <cxxabi.h>

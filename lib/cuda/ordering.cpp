@@ -10,10 +10,10 @@
 #include <mutex>
 #include <string>
 
-#include "../context.hpp"
-#include "../device_backend.hpp"
+#include "core/context.hpp"
+#include "core/device_backend.hpp"
+#include "cuda/runtime.hpp"
 #include "mpidist/error.hpp"
-#include "runtime.hpp"
 
 namespace mpidist::detail {
 namespace cuda {

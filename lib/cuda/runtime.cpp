@@ -1,13 +1,13 @@
 // Device discovery, pointer attributes, streams and the public device() / gpu_mem_usage().
-#include "runtime.hpp"
-#include "../device_info.hpp"
+#include "cuda/runtime.hpp"
+#include "core/device_info.hpp"
 
 #include <cstdio>
 #include <map>
 #include <string>
 
-#include "../context.hpp"
-#include "../device_backend.hpp"
+#include "core/context.hpp"
+#include "core/device_backend.hpp"
 #include "mpidist/device.hpp"
 #include "mpidist/error.hpp"
 

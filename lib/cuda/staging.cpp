@@ -5,10 +5,10 @@
 #include <memory>
 #include <string>
 
-#include "../group.hpp"
+#include "core/device_backend.hpp"
+#include "core/group.hpp"
+#include "cuda/runtime.hpp"
 #include "mpidist/error.hpp"
-#include "../device_backend.hpp"
-#include "runtime.hpp"
 
 namespace mpidist::detail {
 namespace {

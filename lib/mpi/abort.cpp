@@ -1,4 +1,5 @@
-#include "abort.hpp"
+// Ending the whole job from one rank, per MPI implementation.
+#include "mpi/abort.hpp"
 
 #include <unistd.h>
 

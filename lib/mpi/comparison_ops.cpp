@@ -1,11 +1,12 @@
-#include "comparison_ops.hpp"
+// Unsigned-safe MPI_MIN / MPI_MAX as user-defined MPI ops.
+#include "mpi/comparison_ops.hpp"
 
 #include <array>
 #include <cstdint>
 #include <limits>
 
-#include "../context.hpp"
-#include "../mpi_check.hpp"
+#include "core/context.hpp"
+#include "core/mpi_check.hpp"
 
 namespace mpidist::detail::mpi {
 namespace {

@@ -7,7 +7,7 @@
 #include <mpi-ext.h>
 #endif
 
-#include "../device_info.hpp"
+#include "core/device_info.hpp"
 
 namespace mpidist::detail {
 

@@ -4,10 +4,10 @@
 #include <string>
 #include <type_traits>
 
-#include "../context.hpp"
-#include "../mpi_check.hpp"
-#include "comparison_ops.hpp"
-#include "host_collectives.hpp"
+#include "core/context.hpp"
+#include "core/mpi_check.hpp"
+#include "mpi/comparison_ops.hpp"
+#include "mpi/host_collectives.hpp"
 #include "mpidist/error.hpp"
 
 namespace mpidist::detail::mpi {

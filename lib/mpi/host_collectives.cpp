@@ -1,7 +1,7 @@
 // The MPI path. MPI counts are ints, so every collective is split into pieces of at most
 // max_count() elements (INT_MAX unless MPIDIST_MPI_MAX_COUNT lowers it, which a test run does to
 // reach the chunked code with small buffers).
-#include "host_collectives.hpp"
+#include "mpi/host_collectives.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "../group.hpp"
-#include "../mpi_check.hpp"
+#include "core/group.hpp"
+#include "core/mpi_check.hpp"
 #include "mpidist/error.hpp"
 
 namespace mpidist::detail::mpi {

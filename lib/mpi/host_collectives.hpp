@@ -4,7 +4,7 @@
 
 #include <mpi.h>
 
-#include "../collective_call.hpp"
+#include "core/collective_call.hpp"
 
 namespace mpidist::detail::mpi {
 

@@ -1,4 +1,5 @@
-#include "launcher.hpp"
+// The MPI implementation's launcher as launch() sees it.
+#include "mpi/launcher.hpp"
 
 #include <mpi.h>
 #include <unistd.h>

@@ -1,4 +1,5 @@
-#include "library_version.hpp"
+// The MPI library's name and version.
+#include "mpi/library_version.hpp"
 
 #include <mpi.h>
 

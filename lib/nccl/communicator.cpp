@@ -1,6 +1,6 @@
 // Creating a group's NCCL communicator over MPI at its first device collective, with a check that
 // no two ranks of the group drive the same GPU, and tearing it down as NCCL 2.28 requires.
-#include "communicator.hpp"
+#include "nccl/communicator.hpp"
 
 #include <array>
 #include <chrono>
@@ -11,13 +11,13 @@
 #include <thread>
 #include <vector>
 
-#include "../context.hpp"
-#include "../cuda/runtime.hpp"
-#include "../device_backend.hpp"
-#include "../device_info.hpp"
-#include "../mpi_check.hpp"
-#include "../outcome.hpp"
-#include "../timeout.hpp"
+#include "core/context.hpp"
+#include "core/device_backend.hpp"
+#include "core/device_info.hpp"
+#include "core/mpi_check.hpp"
+#include "core/outcome.hpp"
+#include "cuda/runtime.hpp"
+#include "watch/timeout.hpp"
 #include "mpidist/device.hpp"
 #include "mpidist/error.hpp"
 

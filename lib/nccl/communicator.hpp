@@ -9,8 +9,8 @@
 
 #include "mpidist/error.hpp"
 
-#include "../group.hpp"
-#include "../timeout.hpp"
+#include "core/group.hpp"
+#include "watch/timeout.hpp"
 
 namespace mpidist::detail::nccl {
 

@@ -1,4 +1,4 @@
-// Jobs that catch an mpidist::Error and carry on, for tests/test_after_error.cpp: whatever happens
+// Jobs that catch an mpidist::Error and carry on, for tests/watch/test_after_error.cpp: whatever happens
 // after the catch, no rank may get a wrong value, pass alone, crash in MPI or wait unwatched. Every
 // checked result prints "probe: rank R <case> step K ok" or "... WRONG got X want Y"; every caught
 // Error "probe: rank R <case> step K error: <text>".

@@ -1,4 +1,4 @@
-// Jobs that go wrong on purpose, for tests/test_faults.cpp: a rank that skips a collective, calls
+// Jobs that go wrong on purpose, for tests/watch/test_faults.cpp: a rank that skips a collective, calls
 // another one, passes other arguments, dies, or two threads that share a communicator. Each
 // scenario prints "probe: ..." lines the test looks for; mpidist must never leave a rank hanging.
 //   fault_probe SCENARIO [RANK [catch]]   (RANK: the rank that misbehaves, 1 by default)

@@ -1,4 +1,4 @@
-// A collective in flight, as the header-only object calls hold it (lib/call_scope.hpp starts and
+// A collective in flight, as the header-only object calls hold it (lib/watch/call_scope.hpp starts and
 // ends it). Internal.
 #pragma once
 

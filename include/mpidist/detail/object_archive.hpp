@@ -1,7 +1,7 @@
 // The Boost.Serialization archives the object collectives use: a binary format written straight
 // into a byte vector and read back from a byte range with every size checked against the bytes
 // left, so a corrupt or mismatched payload is an Error, never a crash or a giant allocation.
-// Internal; the archives' serializer maps are instantiated in lib/objects_archive.cpp.
+// Internal; the archives' serializer maps are instantiated in lib/objects/archive.cpp.
 #pragma once
 
 #include <boost/archive/basic_archive.hpp>

@@ -1,5 +1,5 @@
 // Element-wise and key-wise reductions behind mpidist::all_reduce and mpidist::reduce for objects.
-// Internal; implemented in lib/objects_reduce.cpp.
+// Internal; implemented in lib/objects/reduce.cpp.
 #pragma once
 
 #include <array>

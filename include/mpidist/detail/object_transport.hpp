@@ -1,6 +1,6 @@
 // Byte transport under the object collectives (objects.hpp): fixed-size messages, and framed
 // variable-size payloads that are chunked past INT_MAX bytes. Internal; implemented in
-// lib/objects_transport.cpp.
+// lib/objects/transport.cpp.
 #pragma once
 
 #include <mpi.h>
@@ -21,7 +21,7 @@ namespace mpidist::detail {
 /// The communicator an object collective talks over, or none (solo): in a group of one and inside
 /// a MainProcessContext every object collective is local and sends no message. rank and size are
 /// the group's either way.
-/// An object call in flight: numbered, fingerprinted and watched (lib/call_scope.hpp) from
+/// An object call in flight: numbered, fingerprinted and watched (lib/watch/call_scope.hpp) from
 /// object_comm() until the ObjectComm holding it goes, at the end of the public call.
 class ObjectCall {
  public:

@@ -1,5 +1,5 @@
 // The default of MPIDIST_STALL_WARN, and the hook a test uses to shorten it. Internal; the
-// setting is read in lib/settings.cpp and acted on by the watchdog (lib/watchdog.cpp).
+// setting is read in lib/core/settings.cpp and acted on by the watchdog (lib/watch/watchdog.cpp).
 #pragma once
 
 namespace mpidist::detail {

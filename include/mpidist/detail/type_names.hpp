@@ -1,6 +1,6 @@
 // Names of the C++ types the object collectives carry, for errors that a person reads. A frame
 // carries only its type's fingerprint (8 bytes); the receiver names the sender's type from a
-// registry every rank of one program fills alike at start-up. Internal; lib/type_names.cpp.
+// registry every rank of one program fills alike at start-up. Internal; lib/core/type_names.cpp.
 #pragma once
 
 #include <cstdint>

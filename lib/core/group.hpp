@@ -1,0 +1,102 @@
+// The state behind a Communicator: one group of ranks and everything mpidist keeps for it.
+// Internal.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mpidist/communicator.hpp"
+
+namespace mpidist::detail {
+
+/// Where this rank sits inside one group.
+struct GroupTopology {
+  int rank = 0;
+  int size = 1;
+  int local_rank = 0;
+  int local_size = 1;
+  int node_rank = 0;
+  int num_nodes = 1;
+};
+
+class Group {
+ public:
+  /// Collective over `owned`, which the group takes over (a duplicate made for it). `world_rank`
+  /// is this process's rank in the world; `node_color` its node as the world sees it (real or
+  /// simulated): ranks of one node share it. `serial` counts the groups this process made before:
+  /// with the members' largest serial it makes `key` unique among groups of the same members.
+  Group(MPI_Comm owned, std::string name, int world_rank, int node_color, std::uint64_t serial = 0);
+  ~Group();
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+
+  /// Frees the MPI communicators and the device resources; later use raises Error. Idempotent.
+  void release() noexcept;
+  bool released() const noexcept { return comm == MPI_COMM_NULL; }
+
+  MPI_Comm comm = MPI_COMM_NULL;     // the user's traffic: collectives and object calls
+  MPI_Comm control = MPI_COMM_NULL;  // mpidist's own agreement messages, never matched by a user call
+  MPI_Comm local = MPI_COMM_NULL;    // the group's ranks on this node
+  MPI_Comm leaders = MPI_COMM_NULL;  // local rank 0 of every node; MPI_COMM_NULL elsewhere
+  GroupTopology topology;
+  std::vector<int> world_ranks;      // world rank of every group rank
+  std::string name;
+  std::uint64_t sequence = 0;        // collectives started on this group
+  // The watchdog's view (call_scope.hpp): the group's identity across ranks, its progress slot,
+  // the running fingerprint hash, its own timeout and why it broke.
+  std::uint64_t key = 0;             // hash of name and members: the same on every member
+  int progress_slot = -1;            // in this rank's RankRecord, -1 when untracked
+  std::uint64_t hash = 0;
+  double timeout_seconds = -1;       // set_timeout(); negative: the job's MPIDIST_TIMEOUT
+  std::string broken;                // why the group can no longer be used; empty while healthy
+  // Set just before an Error that every rank of the call raises alike (an agreement's verdict):
+  // the ranks stay in step, so the call's end leaves the group usable. Read and reset by the
+  // owning call's finish_call (call_scope.cpp); only the thread inside a call touches it.
+  bool failed_in_step = false;
+  // With failed_in_step: the hash this rank's peers hold after the call, when it is known and
+  // differs from this rank's (a receiver that refused the root's type: the root completed).
+  std::optional<std::uint64_t> hash_after_failure;
+  std::atomic<std::uintptr_t> owner{0};  // the thread inside a collective on it, 0 when none
+  std::uint64_t monitored_barriers = 0;  // monitored_barrier calls, numbering their messages
+  // Device resources, created lazily by lib/nccl and lib/cuda (type-erased: no CUDA type here).
+  std::shared_ptr<void> nccl;
+  std::shared_ptr<void> staging;
+  // The node's shared-memory segment (lib/shm/segment.hpp), made at the first shm collective.
+  std::shared_ptr<void> shm;
+  // all_reduce_many's packing buffer across nodes (lib/tensors/fusion.cpp), kept between calls.
+  std::shared_ptr<void> fusion;
+};
+
+/// Opens Communicator handles for the library.
+struct GroupAccess {
+  static Communicator wrap(std::shared_ptr<Group> group) noexcept { return Communicator(std::move(group)); }
+  static Group* get(const Communicator& c) noexcept { return c.group_.get(); }
+};
+
+/// The group behind `comm`; Error naming `operation` for a null or finalized communicator.
+Group& group_of(const Communicator& comm, const char* operation);
+/// The world group; Error before initialization.
+Group& world_group(const char* operation);
+
+/// Throws Error when `rank` is not in [0, size) of the group (or of its ranks on this node),
+/// naming the group: "rank 5 out of range for world size 4". `what` names the rank's role
+/// ("root rank"); by default "rank", or "local rank".
+void check_rank(const Group& group, const char* operation, int rank, bool local = false, const char* what = nullptr);
+
+/// Marks `group` unusable because of `why` (the first failure wins: later ones keep its text).
+/// Every later call on it, of any family, is an Error that names `why`.
+void break_group(Group& group, const std::string& why) noexcept;
+
+/// Builds a group on `owned` (collective over it) and registers it, so finalize() frees it.
+std::shared_ptr<Group> make_group(MPI_Comm owned, std::string name);
+
+/// "group{0,2}" style list of ranks.
+std::string rank_list(const std::vector<int>& ranks);
+
+}  // namespace mpidist::detail

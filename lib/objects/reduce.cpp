@@ -1,0 +1,200 @@
+// all_reduce and reduce with a ReduceOp for objects: arithmetic elements exactly in their own MPI
+// datatype, metrics key-wise.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/mpi_check.hpp"
+#include "core/text_collectives.hpp"
+#include "mpi/comparison_ops.hpp"
+#include "watch/agreement.hpp"
+#include "mpidist/detail/object_reduce.hpp"
+#include "mpidist/detail/object_transport.hpp"
+#include "mpidist/error.hpp"
+
+namespace mpidist::detail {
+namespace {
+
+MPI_Datatype datatype_of(ArithKind kind, std::size_t size) {
+  switch (kind) {
+    case ArithKind::Bool:
+      return MPI_UINT8_T;
+    case ArithKind::Floating:
+      return size == sizeof(float) ? MPI_FLOAT : size == sizeof(double) ? MPI_DOUBLE : MPI_LONG_DOUBLE;
+    case ArithKind::Signed:
+      return size == 1 ? MPI_INT8_T : size == 2 ? MPI_INT16_T : size == 4 ? MPI_INT32_T : MPI_INT64_T;
+    case ArithKind::Unsigned:
+      return size == 1 ? MPI_UINT8_T : size == 2 ? MPI_UINT16_T : size == 4 ? MPI_UINT32_T : MPI_UINT64_T;
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+// Calls fn with a null pointer of the C++ element type that (kind, size) names.
+template <class F>
+void with_element_type(ArithKind kind, std::size_t size, F&& fn) {
+  switch (kind) {
+    case ArithKind::Bool:
+      return fn(static_cast<std::uint8_t*>(nullptr));
+    case ArithKind::Floating:
+      if (size == sizeof(float)) return fn(static_cast<float*>(nullptr));
+      if (size == sizeof(double)) return fn(static_cast<double*>(nullptr));
+      return fn(static_cast<long double*>(nullptr));
+    case ArithKind::Signed:
+      if (size == 1) return fn(static_cast<std::int8_t*>(nullptr));
+      if (size == 2) return fn(static_cast<std::int16_t*>(nullptr));
+      if (size == 4) return fn(static_cast<std::int32_t*>(nullptr));
+      return fn(static_cast<std::int64_t*>(nullptr));
+    case ArithKind::Unsigned:
+      if (size == 1) return fn(static_cast<std::uint8_t*>(nullptr));
+      if (size == 2) return fn(static_cast<std::uint16_t*>(nullptr));
+      if (size == 4) return fn(static_cast<std::uint32_t*>(nullptr));
+      return fn(static_cast<std::uint64_t*>(nullptr));
+  }
+}
+
+// bool is 0/1, so "any" is the maximum and "all" the minimum (Avg truncates to "all").
+MPI_Op mpi_op_of(ArithKind kind, ReduceOp op) {
+  if (kind == ArithKind::Bool) {
+    const bool any = op == ReduceOp::Sum || op == ReduceOp::Max || op == ReduceOp::Or;
+    return any ? MPI_MAX : MPI_MIN;
+  }
+  switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Avg:
+      return MPI_SUM;
+    case ReduceOp::Product:
+      return MPI_PROD;
+    case ReduceOp::Min:
+      return MPI_MIN;
+    case ReduceOp::Max:
+      return MPI_MAX;
+    case ReduceOp::And:
+      return MPI_LAND;
+    case ReduceOp::Or:
+      return MPI_LOR;
+  }
+  return MPI_OP_NULL;
+}
+
+// MPI_Allreduce (root < 0) or MPI_Reduce to root, in place, in pieces under the message limit.
+void reduce_chunked(void* data, std::size_t count, MPI_Datatype type, std::size_t element_size, MPI_Op op,
+                    const ObjectComm& c, int root) {
+  auto* bytes = static_cast<char*>(data);
+  const std::size_t per_call = std::max<std::size_t>(1, max_message_bytes() / element_size);
+  while (count > 0) {
+    const std::size_t n = std::min(count, per_call);
+    const int k = static_cast<int>(n);
+    if (root < 0)
+      MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, bytes, k, type, op, c.comm));
+    else if (c.rank == root)
+      MPIDIST_MPI_CHECK(MPI_Reduce(MPI_IN_PLACE, bytes, k, type, op, root, c.comm));
+    else
+      MPIDIST_MPI_CHECK(MPI_Reduce(bytes, nullptr, k, type, op, root, c.comm));
+    bytes += n * element_size;
+    count -= n;
+  }
+}
+
+// Logical And/Or of floating values: MPI defines MPI_LAND/MPI_LOR for integers only, so the
+// truth values travel as bytes.
+template <class T>
+void logical_floating(T* values, std::size_t count, ReduceOp op, const ObjectComm& c, int root) {
+  std::vector<std::uint8_t> truth(count);
+  for (std::size_t i = 0; i < count; ++i) truth[i] = values[i] != T(0) ? 1 : 0;
+  if (!c.solo())
+    reduce_chunked(truth.data(), count, MPI_UINT8_T, 1, op == ReduceOp::And ? MPI_MIN : MPI_MAX, c, root);
+  for (std::size_t i = 0; i < count; ++i) values[i] = truth[i] != 0 ? T(1) : T(0);
+}
+
+// Every rank passes its count; Error on every rank when they differ.
+void check_same_length(const char* operation, const ObjectComm& c, std::size_t count) {
+  const Extremes length = extremes_across_ranks(c.comm, count);
+  if (length.same()) return;
+  fails_in_step(c);
+  throw Error(operation, "lengths differ across ranks (shortest " + std::to_string(length.smallest) +
+                             ", longest " + std::to_string(length.largest) + " elements)");
+}
+
+// Rank r's keys as one string (length-prefixed, so any key survives).
+std::string join_keys(const std::map<std::string, double>& metrics) {
+  std::string joined;
+  for (const auto& [key, value] : metrics) joined += std::to_string(key.size()) + ":" + key;
+  return joined;
+}
+
+std::vector<std::string> split_keys(const std::string& joined) {
+  std::vector<std::string> keys;
+  for (std::size_t at = 0; at < joined.size();) {
+    const std::size_t colon = joined.find(':', at);
+    const std::size_t length = std::stoull(joined.substr(at, colon - at));
+    keys.push_back(joined.substr(colon + 1, length));
+    at = colon + 1 + length;
+  }
+  return keys;
+}
+
+// "rank 1 lacks 'acc', 'loss'; rank 2 lacks 'acc'", from every rank's key list.
+std::string describe_missing_keys(const std::vector<std::string>& joined_per_rank) {
+  std::vector<std::set<std::string>> keys;
+  std::set<std::string> all;
+  for (const auto& joined : joined_per_rank) {
+    const auto list = split_keys(joined);
+    keys.emplace_back(list.begin(), list.end());
+    all.insert(list.begin(), list.end());
+  }
+  std::string text;
+  for (std::size_t r = 0; r < keys.size(); ++r) {
+    std::string missing;
+    for (const auto& key : all)
+      if (keys[r].count(key) == 0) missing += (missing.empty() ? "'" : ", '") + key + "'";
+    if (!missing.empty()) text += (text.empty() ? "rank " : "; rank ") + std::to_string(r) + " lacks " + missing;
+  }
+  return text;
+}
+
+}  // namespace
+
+void reduce_elements(const char* operation, const ObjectComm& c, void* data, std::size_t count, ArithKind kind,
+                     std::size_t element_size, ReduceOp op, bool check_length, int root) {
+  if (!c.solo() && check_length) check_same_length(operation, c, count);
+  with_element_type(kind, element_size, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    T* values = static_cast<T*>(data);
+    const bool logical = op == ReduceOp::And || op == ReduceOp::Or;
+    if (logical && kind == ArithKind::Floating) return logical_floating(values, count, op, c, root);
+    if (!c.solo()) {
+      const MPI_Datatype type = datatype_of(kind, element_size);
+      reduce_chunked(data, count, type, element_size, mpi::comparison_op(mpi_op_of(kind, op), type), c, root);
+    }
+    if (logical) {  // MPI's result already is 0/1; alone, map the value to its truth
+      for (std::size_t i = 0; i < count; ++i) values[i] = values[i] != T(0) ? T(1) : T(0);
+    } else if (op == ReduceOp::Avg && kind != ArithKind::Bool) {
+      const T ranks = static_cast<T>(c.solo() ? 1 : c.size);  // solo: the average of this rank alone
+      for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<T>(values[i] / ranks);
+    }
+  });
+}
+
+void reduce_metrics(const char* operation, const ObjectComm& c, std::map<std::string, double>& metrics, ReduceOp op,
+                    int root) {
+  if (!c.solo()) {
+    const std::string joined = join_keys(metrics);
+    if (!extremes_across_ranks(c.comm, fnv1a(joined)).same()) {  // some rank has other keys: every rank sees it
+      fails_in_step(c);
+      throw Error(operation,
+                  "metric keys differ across ranks: " + describe_missing_keys(all_gather_text(c.comm, joined)));
+    }
+  }
+  std::vector<double> values;
+  for (const auto& [key, value] : metrics) values.push_back(value);
+  reduce_elements(operation, c, values.data(), values.size(), ArithKind::Floating, sizeof(double), op, false, root);
+  std::size_t i = 0;
+  for (auto& [key, value] : metrics) value = values[i++];
+}
+
+}  // namespace mpidist::detail

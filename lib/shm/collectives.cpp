@@ -1,0 +1,127 @@
+// The all-reduce: two algorithms share the segment's steps (shm/steps.hpp, shm/segment.hpp):
+//  - one-shot, for small messages: every rank copies its whole input into its half (up to 56 B:
+//    its control line), then reduces all of them into its output. One wait; every rank does all
+//    the arithmetic.
+//  - reduce-scatter in the segment, for the rest, chunk by chunk (a half at a time): every rank
+//    copies the other ranks' slices of a chunk of its input in, reduces its own 1/L slice from
+//    all halves (its own part straight from its input) into its half, copies that slice out, then
+//    every other rank's once they are reduced. Two waits per chunk; consecutive chunks alternate
+//    halves, so a fast rank starts the next chunk while slow ones still copy the last one out.
+// Both reduce in rank order, so every rank gets the same bits whoever arrives first. The other
+// collectives are in shm/other_collectives.cpp; this file picks the transport for all of them.
+#include "shm/collectives.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/context.hpp"
+#include "core/group.hpp"
+#include "core/mpi_check.hpp"
+#include "core/settings.hpp"
+#include "mpi/host_collectives.hpp"
+#include "shm/other_collectives.hpp"
+#include "shm/reduce.hpp"
+#include "shm/segment.hpp"
+#include "shm/steps.hpp"
+
+namespace mpidist::detail::shm {
+namespace {
+
+// Auto's crossover across nodes (MPIDIST_HOST_ALLREDUCE=auto), measured with mpidist-bench on the
+// reference machine (benchmarks/results/shm.md, simulated nodes of 2 at 4 ranks): at 16 KiB the
+// hierarchical all-reduce took 0.44-0.68 of MPI_Allreduce's time in three runs, and at most 0.97
+// above it; below it the two were even or MPI ahead (1 KiB: 0.90-1.43). On one node the segment wins from 4 B (one flag
+// handshake against Open MPI's two messages and its sched_yield when a message is not there yet),
+// so auto takes it at every size for every collective of the segment. That includes reduce and
+// all_gather at 2 ranks from 16 MiB, once left to MPI: 0.24-0.80 of MPI's time (reduce, two runs,
+// since its root reduces straight into its output) and 0.10-0.97 (all_gather, three runs); an
+// earlier, quieter run had found them even with MPI.
+constexpr std::size_t hierarchical_crossover = 16 * 1024;
+// Messages up to this size go one-shot (measured: beyond it the split arithmetic wins).
+constexpr std::size_t one_shot_limit = 16 * 1024;
+
+void one_shot(Segment& seg, const char* operation, const Layout& layout, const Reduction& red) {
+  const std::size_t bytes = layout.bytes();
+  const std::uint64_t step = seg.begin_step(operation);
+  // A few words ride in the control line with the flag: one cache-line transfer per reader.
+  const bool in_line = bytes <= Segment::inline_bytes;
+  layout.gather(0, bytes, in_line ? seg.line_data(seg.rank(), step) : seg.half(seg.rank(), step));
+  seg.post(Segment::posted(step));
+  seg.wait(Segment::posted(step), operation);
+  Sources sources(seg.size());
+  layout.visit(0, bytes, [&](const Piece& p, std::size_t at, std::size_t done, std::size_t n) {
+    sources.fill(seg, step, done, in_line);
+    void* out = static_cast<std::byte*>(p.out) + at;
+    reduce(out, sources.data(), seg.size(), n / red.element, red.dtype, red.op);
+    if (red.divisor > 0) mpi::divide(out, n / red.element, red.dtype, red.divisor);
+  });
+}
+
+// The whole all-reduce among the node's ranks. A chunk is a multiple of the element size.
+void all_reduce_local(Segment& seg, const char* operation, const Layout& layout, const Reduction& red) {
+  const std::size_t total = layout.bytes();
+  if (total <= one_shot_limit) return one_shot(seg, operation, layout, red);
+  const std::size_t chunk = Segment::half_bytes / red.element * red.element;
+  for (std::size_t first = 0; first < total; first += chunk) {
+    const std::size_t bytes = std::min(chunk, total - first);
+    const std::uint64_t step = reduce_chunk(seg, operation, layout, red, first, bytes);
+    copy_out_chunk(seg, operation, layout, red, step, first, bytes);
+  }
+}
+
+}  // namespace
+
+bool accepts(const Call& call, bool one_node) {
+  if (call.device >= 0 || call.size < 2) return false;
+  if (call.group->topology.num_nodes == 1 ? !one_node : one_node) return false;
+  // The other collectives use the segment on one node only; every rank needs a 64-byte piece of
+  // a half (reduce_scatter), which bounds a node at 4096 ranks.
+  const bool all_reduce = call.kind == CollectiveKind::AllReduce;
+  if (!all_reduce && (!one_node || call.size > static_cast<int>(Segment::half_bytes / 64))) return false;
+  switch (settings(call.name).host_all_reduce) {
+    case HostAllReduce::Mpi: return false;
+    case HostAllReduce::Shm: return true;
+    case HostAllReduce::Auto: break;
+  }
+  return one_node || call.count * size_of(call.dtype) >= hierarchical_crossover;
+}
+
+void run_one_node(const Call& call) {
+  if (call.kind != CollectiveKind::AllReduce) return run_other_collective(call);
+  const Piece piece{call.in, call.out, call.count * size_of(call.dtype)};
+  all_reduce_pieces(*call.group, call.name, std::span(&piece, 1), call.dtype, call.op);
+}
+
+void all_reduce_pieces(Group& group, const char* operation, std::span<const Piece> pieces, DataType dtype,
+                       ReduceOp op) {
+  Segment& seg = segment(group, operation);
+  all_reduce_local(seg, operation, Layout(pieces), reduction_of(dtype, op, seg.size()));
+}
+
+void run_hierarchical(const Call& call) {
+  Group& group = *call.group;
+  // A rank alone on its node (the 1 of 3 + 1) needs no segment.
+  Segment* seg = group.topology.local_size > 1 ? &segment(group, call.name) : nullptr;
+  const std::size_t bytes = call.count * size_of(call.dtype);
+  const Piece piece{call.in, call.out, bytes};
+  // Inside the node a plain sum (or min, ...); the average is taken once, by the leader, at the end.
+  if (seg) reduce_to_rank(*seg, call.name, piece, reduction_of(call.dtype, call.op, 0), 0);
+  else if (call.in != call.out) std::memcpy(call.out, call.in, bytes);
+  if (group.leaders != MPI_COMM_NULL) {
+    const MPI_Datatype type = mpi::datatype(call.dtype);
+    const MPI_Op op = mpi::reduction(call.op, call.dtype);
+    // Pieces of 4 MiB: Open MPI's all-reduce slows down tenfold above 16 MiB (it faults its
+    // temporary memory in anew on every call), and ints bound an MPI count anyway.
+    const std::size_t limit = std::max<std::size_t>(1, (std::size_t{4} << 20) / size_of(call.dtype));
+    auto* out = static_cast<std::byte*>(call.out);
+    for (std::size_t first = 0; first < call.count; first += limit) {
+      const int n = static_cast<int>(std::min(limit, call.count - first));
+      MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, out + first * size_of(call.dtype), n, type, op, group.leaders));
+    }
+    if (call.op == ReduceOp::Avg) mpi::divide(call.out, call.count, call.dtype, call.size);
+  }
+  if (seg) broadcast_from_rank(*seg, call.name, call.out, bytes, 0);
+}
+
+}  // namespace mpidist::detail::shm

@@ -1,0 +1,91 @@
+// The steps the shared-memory collectives are built from.
+#include "shm/steps.hpp"
+
+#include "mpi/host_collectives.hpp"
+#include "shm/reduce.hpp"
+
+namespace mpidist::detail::shm {
+
+Reduction reduction_of(DataType dtype, ReduceOp op, int divisor) {
+  const bool avg = op == ReduceOp::Avg;
+  return {dtype, avg ? ReduceOp::Sum : op, avg ? divisor : 0, size_of(dtype)};
+}
+
+std::uint64_t reduce_chunk(Segment& seg, const char* operation, const Layout& layout, const Reduction& red,
+                           std::size_t first, std::size_t bytes, std::byte* own_out) {
+  const std::uint64_t step = seg.begin_step(operation);
+  std::byte* mine = seg.half(seg.rank(), step);
+  const std::size_t e = red.element;
+  const auto [lo, hi] = slice(bytes / e, seg.size(), seg.rank(), e);
+  // Only the slices that the other ranks reduce are copied in: this rank reads its own slice
+  // straight from its input, where the slice lies in one buffer (the same bytes, so the same sums).
+  const std::byte* own = hi > lo ? layout.input_run(first + lo * e, (hi - lo) * e) : nullptr;
+  if (own) {
+    layout.gather(first, lo * e, mine);
+    layout.gather(first + hi * e, bytes - hi * e, mine + hi * e);
+  } else {
+    layout.gather(first, bytes, mine);
+  }
+  seg.post(Segment::posted(step));
+  seg.wait(Segment::posted(step), operation);
+  if (hi > lo) {
+    Sources sources(seg.size());
+    sources.fill(seg, step, lo * e);
+    if (own) sources.data()[seg.rank()] = own;
+    std::byte* dest = (own_out ? own_out : mine) + lo * e;
+    reduce(dest, sources.data(), seg.size(), hi - lo, red.dtype, red.op);
+    if (red.divisor > 0) mpi::divide(dest, hi - lo, red.dtype, red.divisor);
+  }
+  seg.post(Segment::finished(step));
+  return step;
+}
+
+void copy_out_chunk(Segment& seg, const char* operation, const Layout& layout, const Reduction& red,
+                    std::uint64_t step, std::size_t first, std::size_t bytes, bool own_done) {
+  const auto copy_slice = [&](int r) {
+    const auto [lo, hi] = slice(bytes / red.element, seg.size(), r, red.element);
+    if (hi > lo)
+      layout.scatter(first + lo * red.element, (hi - lo) * red.element, seg.half(r, step) + lo * red.element);
+  };
+  // The own slice is ready (and still in the cache): copying it out first fills the wait for the
+  // slower ranks with work.
+  if (!own_done) copy_slice(seg.rank());
+  seg.wait(Segment::finished(step), operation);
+  for (int r = 0; r < seg.size(); ++r)
+    if (r != seg.rank()) copy_slice(r);
+}
+
+void reduce_to_rank(Segment& seg, const char* operation, const Piece& piece, const Reduction& red, int root) {
+  const Layout layout(std::span(&piece, 1));
+  const std::size_t chunk = Segment::half_bytes / red.element * red.element;
+  for (std::size_t first = 0; first < piece.bytes; first += chunk) {
+    const std::size_t bytes = std::min(chunk, piece.bytes - first);
+    // The root's own slice goes straight into its output: only the root reads it.
+    const bool at_root = seg.rank() == root;
+    std::byte* own_out = at_root ? static_cast<std::byte*>(piece.out) + first : nullptr;
+    const std::uint64_t step = reduce_chunk(seg, operation, layout, red, first, bytes, own_out);
+    if (!at_root) continue;  // the next step's rule-2 wait keeps the halves safe
+    copy_out_chunk(seg, operation, layout, red, step, first, bytes, true);
+  }
+}
+
+void broadcast_from_rank(Segment& seg, const char* operation, void* buffer, std::size_t total, int root) {
+  auto* data = static_cast<std::byte*>(buffer);
+  for (std::size_t first = 0; first < total; first += Segment::half_bytes) {
+    const std::size_t bytes = std::min(Segment::half_bytes, total - first);
+    const std::uint64_t step = seg.begin_step(operation);
+    // A few bytes ride in the root's control line with its flag.
+    const bool in_line = total <= Segment::inline_bytes;
+    std::byte* shared = in_line ? seg.line_data(root, step) : seg.half(root, step);
+    if (seg.rank() == root) {
+      std::memcpy(shared, data + first, bytes);
+      seg.post(Segment::finished(step));
+    } else {
+      seg.post(Segment::posted(step));
+      seg.wait(Segment::finished(step), operation, root);
+      std::memcpy(data + first, shared, bytes);
+    }
+  }
+}
+
+}  // namespace mpidist::detail::shm

@@ -1,0 +1,206 @@
+// all_reduce_many: many buffers in as few collectives as possible. The steps:
+//   1. Every rank checks its list (each buffer as an in-place all_reduce would, and all buffers in
+//      one memory) and, with validation on, the ranks agree on the list's shape (number of buffers,
+//      every count and type, reduction, memory and route) before any data moves, so a bad list on
+//      one rank is an Error on every rank.
+//   2. Host memory: buffers are grouped by type (in order of first appearance) and cut into
+//      batches of at most MPIDIST_FUSION_BYTES. A batch that the shared-memory path takes is copied
+//      straight into the node's segment; any other is packed into the group's fusion buffer, run
+//      through the transport table as one all_reduce, and unpacked.
+//   3. Device memory over NCCL: one ncclGroupStart/End around one call per buffer.
+// Every rank derives the same batches from the same agreed list, so the collectives pair up.
+#include "tensors/fusion.hpp"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/device_backend.hpp"
+#include "core/group.hpp"
+#include "core/mpi_check.hpp"
+#include "core/outcome.hpp"
+#include "core/settings.hpp"
+#include "shm/collectives.hpp"
+#include "tensors/call_checks.hpp"
+#include "tensors/transports.hpp"
+#include "watch/agreement.hpp"
+#include "watch/call_scope.hpp"
+#include "watch/timeout.hpp"
+#include "mpidist/error.hpp"
+#include "mpidist/guards.hpp"
+
+namespace mpidist::detail {
+namespace {
+
+// What the ranks agree on, as the fields of the list's CallRecord.
+constexpr std::array<std::pair<CallRecord::Field, const char*>, 5> compared{
+    {{CallRecord::Count, "number of buffers"},
+     {CallRecord::Detail, "buffer counts and types"},
+     {CallRecord::Reduce, "reduction"},
+     {CallRecord::Dtype, "memory"},
+     {CallRecord::Route, "backend"}}};
+
+struct List {
+  std::span<const BufferView> buffers;
+  int device = -1;                      // of every non-empty buffer; -1 for host memory
+  const Transport* transport = nullptr;  // device lists: the route of every buffer
+};
+
+Call call_for(Group& group, const char* name, const BufferView& b, ReduceOp op, Stream stream, int size, int rank) {
+  return Call{CollectiveKind::AllReduce, name, b.data(), b.data(), b.count(), b.dtype(), op, 0, stream, &group,
+              size, rank, b.device()};
+}
+
+void check_list(Group& group, const char* name, List& list, ReduceOp op, Stream stream, int size, int rank) {
+  const BufferView* first = nullptr;
+  for (std::size_t i = 0; i < list.buffers.size(); ++i) {
+    const BufferView& b = list.buffers[i];
+    check_local_arguments(CollectiveKind::AllReduce, name, b, b, op, size, rank, 0);
+    if (b.count() == 0) continue;
+    if (first == nullptr) first = &b, list.device = b.device();
+    if (b.device() != list.device) {
+      const auto where = [](int device) { return device < 0 ? std::string("host") : "cuda:" + std::to_string(device); };
+      throw Error(name, "all buffers must live in one memory: buffer 0 of the non-empty ones is on " +
+                            where(list.device) + " but buffer " + std::to_string(i) + " on " + where(b.device()));
+    }
+  }
+  if (list.device >= 0) {
+    const Call call = call_for(group, name, *first, op, stream, size, rank);
+    list.transport = &choose_transport(call);
+    if (list.transport->check != nullptr) list.transport->check(call);
+  }
+}
+
+Fingerprint fingerprint_of(const char* name, std::span<const BufferView> buffers, ReduceOp op) {
+  return Fingerprint{name, buffers.size(), 0, -1, -1, static_cast<int>(op), nullptr, 0, false};
+}
+
+CallRecord record_of(const Group& group, const char* name, const List& list, ReduceOp op) {
+  std::string layout;
+  layout.reserve(list.buffers.size() * 9);
+  for (const auto& b : list.buffers) {
+    const std::uint64_t count = b.count();
+    layout.push_back(static_cast<char>(b.dtype()));
+    layout.append(reinterpret_cast<const char*>(&count), sizeof count);
+  }
+  CallRecord r(name, group.sequence);
+  r[CallRecord::Count] = static_cast<std::int64_t>(list.buffers.size());
+  r[CallRecord::Detail] = static_cast<std::int64_t>(fnv1a(layout) >> 1);
+  r[CallRecord::Reduce] = static_cast<std::int64_t>(op);
+  r[CallRecord::Dtype] = list.device >= 0 ? 1 : 0;
+  r[CallRecord::Route] = list.transport ? static_cast<std::int64_t>(list.transport - transports().data()) : -1;
+  return r;
+}
+
+// The ranks agree on the list (the record every agreement sends); the slow path names the ranks'
+// values. A failure or a difference is an Error on every rank: they stay in step.
+void agree_on_list(Group& group, const char* name, std::span<const BufferView> buffers, const List& list,
+                   ReduceOp op, std::exception_ptr local) {
+  const Fingerprint call = fingerprint_of(name, buffers, op);
+  CallRecord mine = local ? CallRecord(name, group.sequence) : record_of(group, name, list, op);
+  mine[CallRecord::Failed] = local ? 1 : 0;
+  const Verdict verdict = agree_on_record(group, call, mine);
+  if (verdict.any_failed()) throw_agreed_failure(group, name, local);
+  for (const auto& [f, field_name] : compared) {
+    if (verdict.same(f)) continue;
+    std::vector<CallRecord> all(static_cast<std::size_t>(group.topology.size), mine);
+    MPIDIST_MPI_CHECK(MPI_Allgather(mine.value.data(), CallRecord::field_count, MPI_INT64_T, all.data(),
+                                    CallRecord::field_count, MPI_INT64_T, group.control));
+    std::string detail = std::string("ranks disagree on the ") + field_name + ":";
+    for (std::size_t r = 0; r < all.size(); ++r) {
+      std::string value = std::to_string(all[r][f]);
+      if (f == CallRecord::Detail) value = "list " + std::to_string(static_cast<std::uint64_t>(all[r][f]) % 100000);
+      if (f == CallRecord::Reduce) value = std::string(to_string(static_cast<ReduceOp>(all[r][f])));
+      if (f == CallRecord::Dtype) value = all[r][f] ? "device" : "host";
+      detail += std::string(r ? "," : "") + " rank " + std::to_string(r) + " has " + value;
+    }
+    group.failed_in_step = true;
+    throw Error(name, detail);
+  }
+}
+
+// One batch of same-typed host buffers as one all_reduce.
+void run_batch(Group& group, const char* name, const std::vector<shm::Piece>& pieces, DataType dtype, ReduceOp op,
+               int size, int rank) {
+  std::size_t bytes = 0;
+  for (const auto& p : pieces) bytes += p.bytes;
+  Call call{CollectiveKind::AllReduce, name, pieces[0].in, pieces[0].out, bytes / size_of(dtype), dtype, op, 0,
+            nullptr, &group, size, rank, -1};
+  if (pieces.size() == 1) return choose_transport(call).run(call);
+  if (shm::accepts(call, true)) return shm::all_reduce_pieces(group, name, pieces, dtype, op);
+  if (!group.fusion) group.fusion = std::make_shared<std::vector<std::byte>>();
+  auto& buffer = *static_cast<std::vector<std::byte>*>(group.fusion.get());
+  if (buffer.size() < bytes) buffer.resize(bytes);
+  std::size_t at = 0;
+  for (const auto& p : pieces) std::memcpy(buffer.data() + at, p.in, p.bytes), at += p.bytes;
+  call.in = call.out = buffer.data();
+  choose_transport(call).run(call);
+  at = 0;
+  for (const auto& p : pieces) std::memcpy(p.out, buffer.data() + at, p.bytes), at += p.bytes;
+}
+
+void run_host(Group& group, const char* name, std::span<const BufferView> buffers, ReduceOp op, int size, int rank) {
+  const std::size_t limit = settings(name).fusion_bytes;
+  std::vector<DataType> types;
+  for (const auto& b : buffers)
+    if (b.count() > 0 && std::find(types.begin(), types.end(), b.dtype()) == types.end()) types.push_back(b.dtype());
+  std::vector<shm::Piece> pieces;
+  for (const DataType dtype : types) {
+    std::size_t bytes = 0;
+    for (const auto& b : buffers) {
+      if (b.count() == 0 || b.dtype() != dtype) continue;
+      if (!pieces.empty() && bytes + b.bytes() > limit) {
+        run_batch(group, name, pieces, dtype, op, size, rank);
+        pieces.clear(), bytes = 0;
+      }
+      pieces.push_back({b.data(), b.data(), b.bytes()});
+      bytes += b.bytes();
+    }
+    run_batch(group, name, pieces, dtype, op, size, rank);
+    pieces.clear();
+  }
+}
+
+void run_device(Group& group, const char* name, const List& list, ReduceOp op, Stream stream, int size, int rank) {
+  std::vector<Call> calls;
+  for (const auto& b : list.buffers)
+    if (b.count() > 0) calls.push_back(call_for(group, name, b, op, stream, size, rank));
+  if (list.transport->run == &run_nccl) return run_nccl_many(calls);
+  for (const Call& call : calls) list.transport->run(call);
+}
+
+}  // namespace
+
+void all_reduce_many(Group& group, const char* name, std::span<const BufferView> buffers, ReduceOp op, Stream stream) {
+  const bool alone = MainProcessContext::depth() > 0;
+  const int size = alone ? 1 : group.topology.size;
+  const int rank = alone ? 0 : group.topology.rank;
+  // Numbered, fingerprinted and watched as one collective (call_scope.hpp); its own check agrees.
+  std::optional<CallScope> scope;
+  if (!alone) scope.emplace(group, fingerprint_of(name, buffers, op));
+  List list{buffers};
+  const auto local = capture([&] { check_list(group, name, list, op, stream, size, rank); });
+  naming_errors(group.name, [&] {
+    if (size > 1 && settings(name).validate) agree_on_list(group, name, buffers, list, op, local);
+    else if (size > 1 && local) vote_on_local_failure(group, fingerprint_of(name, buffers, op), local);
+    else if (local) std::rethrow_exception(local);
+    if (list.device >= 0) return run_device(group, name, list, op, stream, size, rank);
+    if (size > 1) run_host(group, name, buffers, op, size, rank);  // a group of one: in place, nothing to do
+  });
+}
+
+}  // namespace mpidist::detail
+
+namespace mpidist {
+
+void all_reduce_many(std::span<const BufferView> buffers, ReduceOp op, Stream stream) {
+  detail::all_reduce_many(detail::world_group("all_reduce_many"), "all_reduce_many", buffers, op, stream);
+}
+void all_reduce_many(const Communicator& comm, std::span<const BufferView> buffers, ReduceOp op, Stream stream) {
+  detail::all_reduce_many(detail::group_of(comm, "all_reduce_many"), "all_reduce_many", buffers, op, stream);
+}
+
+}  // namespace mpidist

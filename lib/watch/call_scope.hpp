@@ -1,0 +1,37 @@
+// The bracket around every blocking collective: refuses calls that would corrupt (a broken
+// communicator, a second thread on one communicator, a thread MPI was not initialized for), numbers
+// the call on its communicator, folds its fingerprint into the running hash and records it for
+// the flight recorder and the watchdog. A handful of stores: the hot path stays within a few
+// tens of nanoseconds. Internal.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+
+#include "watch/flight_recorder.hpp"
+#include "mpidist/detail/call_ticket.hpp"
+
+namespace mpidist::detail {
+
+
+/// Starts `call` on `group`. `in_sequence` false records it without numbering it (calls that
+/// may legitimately be missed by some ranks, like monitored_barrier). Throws Error for misuse.
+CallTicket start_call(Group& group, const Fingerprint& call, bool in_sequence = true);
+
+class CallScope {
+ public:
+  CallScope(Group& group, const Fingerprint& call, bool in_sequence = true)
+      : ticket_(start_call(group, call, in_sequence)), uncaught_(std::uncaught_exceptions()) {}
+  ~CallScope() { finish_call(ticket_, std::uncaught_exceptions() > uncaught_); }
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+
+ private:
+  CallTicket ticket_;
+  int uncaught_;
+};
+
+/// This thread, as a number that differs between live threads.
+std::uintptr_t this_thread_token() noexcept;
+
+}  // namespace mpidist::detail

@@ -1,0 +1,20 @@
+// Ending the job after a rank said why (watchdog, consistency check, an Error that escapes): the
+// reports of the host's other ranks first, then the MPI's abort. Internal.
+#pragma once
+
+#include <mpi.h>
+
+#include "core/context.hpp"
+
+namespace mpidist::detail {
+
+/// Ends the job with a non-zero status once this rank's report is out; never returns. Launchers
+/// end every rank the moment one ends (Hydra sends SIGTERM and SIGKILL together, leaving no time to
+/// report; Open MPI's runtime sends SIGTERM and waits), so first every other live rank of this host
+/// says its part: those that are reporting, or whose own watchdog or timeout is due within 2 s,
+/// are waited for; the rest (a rank computing, or waiting in a later call) get SIGTERM, on which
+/// each says what it was in and dumps its flight recorder (fatal_signals.cpp), as under Open MPI.
+/// `mpi_thread`: whether the calling thread is the one that makes MPI calls.
+[[noreturn]] void end_job_after_report(Context& ctx, MPI_Comm comm, bool mpi_thread) noexcept;
+
+}  // namespace mpidist::detail

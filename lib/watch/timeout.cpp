@@ -1,0 +1,65 @@
+// Deadlines: polled waits under the communicator's timeout, and the Error when one passes.
+#include "watch/timeout.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "core/context.hpp"
+#include "core/group.hpp"
+#include "core/mpi_check.hpp"
+#include "core/settings.hpp"
+#include "watch/watchdog.hpp"
+#include "mpidist/error.hpp"
+
+namespace mpidist::detail {
+
+Deadline::Deadline(const char* operation, Group* group)
+    : seconds_(group != nullptr && group->timeout_seconds >= 0 ? group->timeout_seconds : settings(operation).timeout_seconds),
+      group_(group) {
+  end_ = std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds_));
+}
+
+bool Deadline::passed() const { return seconds_ > 0.0 && std::chrono::steady_clock::now() >= end_; }
+
+void Deadline::time_out(const char* operation, const char* what, const char* aftermath) const {
+  char limit[32];
+  std::snprintf(limit, sizeof limit, "%g", seconds_);
+  const bool own = group_ != nullptr && group_->timeout_seconds >= 0;
+  std::string why = std::string("timed out after ") + limit + " s waiting for " + what +
+                    (own ? " (the communicator's set_timeout)" : " (MPIDIST_TIMEOUT)") +
+                    "; a rank may have stopped calling collectives or died";
+  if (aftermath != nullptr) why += std::string("; ") + aftermath;
+  // The watchdog's account of who is missing: a caught timeout names them as an uncaught one would.
+  const std::string text = why + ". The communicator can no longer be used" + describe_wait_in_flight();
+  if (Context* ctx = context_if_initialized()) ctx->timed_out.store(true);
+  if (group_ != nullptr) {
+    break_group(*group_, operation + std::string(" ") + why);
+    throw Error(group_->name, operation, text);
+  }
+  throw Error(operation, text);
+}
+
+void throw_timed_out(const char* operation, const Deadline& deadline, const char* what) {
+  deadline.time_out(operation, what);
+}
+
+bool complete_before(const Deadline& deadline, MPI_Request& request) {
+  for (unsigned polls = 0;; ++polls) {
+    int done = 0;
+    MPIDIST_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    if (done) return true;
+    // Reading the clock every poll would dominate small collectives; every 16th costs a few ns a
+    // poll. Not rarer: on a loaded host each yield can give the core away for milliseconds.
+    if (polls % 16 == 15 && deadline.passed()) return false;
+    std::this_thread::yield();  // ranks oversubscribing cores must let the others progress
+  }
+}
+
+void wait_or_time_out(const char* operation, const Deadline& deadline, MPI_Request& request, const char* what) {
+  if (!complete_before(deadline, request)) deadline.time_out(operation, what);
+}
+
+}  // namespace mpidist::detail
