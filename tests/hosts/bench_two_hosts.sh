@@ -10,7 +10,7 @@
 #   env: MPIDIST_BENCH   the mpidist-bench to run (default build/benchmarks/mpidist-bench)
 #        MPIDIST_*       every other MPIDIST_ variable set here reaches the ranks on both hosts
 #                        (e.g. MPIDIST_HOST_ALLREDUCE=shm)
-#        OMPI_*          as for any mpiexec; the defaults of tests/setup.sh are filled in where unset
+#        OMPI_*          as for any mpiexec; the defaults of apps/setup.sh are filled in where unset
 #
 # Needs root (network namespaces) and an Open MPI build. The namespaces, and whatever still runs in
 # them, are deleted on exit, also on Ctrl-C. The two hosts share this machine's cores and the veth
@@ -42,7 +42,7 @@ mkdir -p "$outdir" || bail "cannot create $outdir"
 json=$(realpath "$outdir")/$op-$layout.json
 table=$(realpath "$outdir")/$op-$layout.txt
 
-# tests/setup.sh's Open MPI settings where the caller set none (Open MPI hands OMPI_* to every rank).
+# apps/setup.sh's Open MPI settings where the caller set none (Open MPI hands OMPI_* to every rank).
 export OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1}
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
 export OMPI_MCA_rmaps_base_oversubscribe=${OMPI_MCA_rmaps_base_oversubscribe:-1}  # more ranks than cores

@@ -39,9 +39,10 @@ run_job() {  # run_job SECONDS [MPIEXEC OPTIONS] PROGRAM ARGS...: stdout in $tmp
 
 start=$SECONDS
 run_job 120 "$info" --json
+info_rc=$?
 info_took=$((SECONDS - start))
 echo "# mpidist-info: a job across the hosts, start to end, in $info_took s"
-tap_placement $? "$slots_a,$slots_b" "[$layout] mpidist-info: two hosts, two nodes, local ranks per host"
+tap_placement $info_rc "$slots_a,$slots_b" "[$layout] mpidist-info: two hosts, two nodes, local ranks per host"
 
 variables=()
 for exe in "$@"; do
