@@ -7,11 +7,14 @@
 # with validation and a short watchdog (tests/sanitize.sh), and the plain Open MPI run leaves
 # those runs to it; with MPIDIST_FUZZ=1 the fuzz targets run for 60 s each (tests/fuzz/run.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+echo "== set-up (packages, the Open MPI build): $SECONDS s =="
 mpidist_build_mpich=${MPIDIST_MPICH_BUILD_DIR:-$mpidist_root/build-mpich}
 mpis=(openmpi)
 if [ "${MPIDIST_MPICH:-1}" = 1 ]; then
+  start=$SECONDS
   mpidist_configure "$mpidist_build_mpich" -Dmpi=mpich
   ninja -C "$mpidist_build_mpich"
+  echo "== the MPICH build: $((SECONDS - start)) s =="
   mpis+=(mpich)
 fi
 
@@ -24,16 +27,27 @@ for mpi in "${mpis[@]}"; do
   # raises a false alarm. The Open MPI run keeps the defaults. Tests that need a setting set it.
   build=$mpidist_build checks=()
   [ "$mpi" = mpich ] && build=$mpidist_build_mpich checks=(MPIDIST_VALIDATE=1 MPIDIST_TIMEOUT=60)
-  tests=("$@")
+  if [ $# -gt 0 ]; then  # what the caller named, as meson test takes it
+    echo "== $mpi: ${checks[*]:+${checks[*]} }meson test -C $build $* =="
+    start=$SECONDS
+    rm -f "$build"/meson-logs/testlog-waiting.*
+    env "${checks[@]}" meson test -C "$build" --print-errorlogs "$@" || status=$?
+    echo "== $mpi: $((SECONDS - start)) s =="
+    continue
+  fi
+  mapfile -t tests < <(mpidist_test_names "$build")
   if [ "$mpi" = openmpi ] && [ $sanitize = 1 ]; then
     # The sanitizer stage runs the rest on Open MPI, instrumented, with every check on: not twice.
-    mapfile -t all < <(mpidist_test_names "$build")
-    mapfile -t tests < <(printf '%s\n' "${all[@]}" | "$mpidist_root/tests/sanitize.sh" --plain)
-    echo "== openmpi: $((${#all[@]} - ${#tests[@]})) runs left to the sanitizer stage; these ${#tests[@]} run here =="
+    mapfile -t kept < <(printf '%s\n' "${tests[@]}" | "$mpidist_root/tests/sanitize.sh" --plain)
+    echo "== openmpi: $((${#tests[@]} - ${#kept[@]})) runs left to the sanitizer stage; these ${#kept[@]} run here =="
+    tests=("${kept[@]}")
   fi
-  echo "== $mpi: ${checks[*]:+${checks[*]} }meson test -C $build =="
+  echo "== $mpi: ${checks[*]:+${checks[*]} }${#tests[@]} runs of meson test -C $build =="
   start=$SECONDS
-  env "${checks[@]}" meson test -C "$build" --print-errorlogs "${tests[@]}" || status=$?
+  (
+    ((${#checks[@]} == 0)) || export "${checks[@]}"
+    mpidist_run_tests "$build" -- "${tests[@]}"
+  ) || status=1
   echo "== $mpi: $((SECONDS - start)) s =="
 done
 logs=("openmpi=$mpidist_build/meson-logs")

@@ -16,17 +16,29 @@ from pathlib import Path
 
 
 def count(logs):
-    """(passed, failed) test cases of the run logged in `logs`."""
+    """(passed, failed) test cases of the run logged in `logs`: meson's testlog, and the waiting
+    lane's testlog-waiting where tests/run.sh ran one beside it."""
+    passed = failed = 0
+    for base in ("testlog", "testlog-waiting"):
+        if base == "testlog" or (logs / f"{base}.json").exists():
+            p, f = count_log(logs, base)
+            passed += p
+            failed += f
+    return passed, failed
+
+
+def count_log(logs, base):
+    """(passed, failed) test cases of one meson test run, logged as logs/BASE.json and .junit.xml."""
     passed = failed = 0
     failing_suites = []
-    for suite in ET.parse(logs / "testlog.junit.xml").getroot().iter("testsuite"):
+    for suite in ET.parse(logs / f"{base}.junit.xml").getroot().iter("testsuite"):
         for case in suite.iter("testcase"):
             if case.find("failure") is not None or case.find("error") is not None:
                 failed += 1
                 failing_suites.append(suite.get("name", "") + " " + case.get("name", ""))
             elif case.find("skipped") is None:
                 passed += 1
-    for line in (logs / "testlog.json").read_text().splitlines():
+    for line in (logs / f"{base}.json").read_text().splitlines():
         test = json.loads(line)
         if test["result"] in ("OK", "SKIP", "EXPECTEDFAIL"):
             continue
