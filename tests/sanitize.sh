@@ -34,11 +34,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"   # packages, Open MPI settings
 build=${MPIDIST_SANITIZE_BUILD_DIR:-$mpidist_root/build-sanitize}
 # -O1 and line tables only (-g1): the build takes 0.6 of the time of -O2 -g under the sanitizers,
 # and reports still name file and line.
+start=$SECONDS
 if [ ! -f "$build/build.ninja" ]; then
   meson setup "$build" "$mpidist_root" -Db_sanitize=address,undefined -Db_lundef=false \
     -Doptimization=1 -Ddebug=false -Dcpp_args=-g1 -Dbenchmarks=disabled >/dev/null
 fi
 ninja -C "$build"
+echo "== the sanitizer build: $((SECONDS - start)) s =="
 
 # Full stacks for every allocation (fast_unwind_on_malloc=0): Open MPI is built without frame
 # pointers and unloads its components at MPI_Finalize, so the fast unwinder stops at an anonymous
