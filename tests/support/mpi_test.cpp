@@ -67,6 +67,18 @@ CommandResult run_command(const std::string& command, int timeout_seconds) {
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
 }
 
+bool has(const CommandResult& result, const std::string& text) {
+  return result.output.find(text) != std::string::npos;
+}
+
+CommandResult run_probe(const char* variable, int ranks, const std::string& args, const std::string& env,
+                        int timeout_seconds) {
+  const char* path = std::getenv(variable);
+  const std::string program = path != nullptr ? path : std::string("missing-") + variable;
+  return run_command("env MPIDIST_VALIDATE=0 " + env + " " + mpiexec_prefix(ranks) + program + " " + args,
+                     timeout_seconds);
+}
+
 bool under_mpich() {
   const char* mpi = std::getenv("MPIDIST_TEST_MPI");
   return mpi != nullptr && std::string(mpi) == "mpich";

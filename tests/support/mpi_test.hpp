@@ -41,6 +41,14 @@ struct CommandResult {
   double seconds = 0;
 };
 CommandResult run_command(const std::string& command, int timeout_seconds = 60);
+/// Whether `text` occurs in the command's output.
+bool has(const CommandResult& result, const std::string& text);
+/// Runs the probe program that the test's environment variable `variable` names, with `args`, at
+/// `ranks` under mpiexec_prefix, with `env` ("A=1 B=2") set and validation off unless `env` turns
+/// it on (the sanitizer and MPICH runs set MPIDIST_VALIDATE=1 for the whole suite, and the
+/// per-call agreement would report a missing rank before the watchdog the probes test).
+CommandResult run_probe(const char* variable, int ranks, const std::string& args, const std::string& env,
+                        int timeout_seconds);
 
 /// Whether the tests run under MPICH's Hydra (MPIDIST_TEST_MPI=mpich) rather than Open MPI.
 bool under_mpich();

@@ -14,25 +14,14 @@
 
 namespace {
 
-using mpidist_test::mpiexec_prefix;
-using mpidist_test::run_command;
+using mpidist_test::has;
 
 using Job = mpidist_test::CommandResult;
 
-std::string probe() {
-  const char* path = std::getenv("AFTER_ERROR_PROBE");
-  return path ? path : "missing-AFTER_ERROR_PROBE";
-}
-
-// `env` ("A=1 B=2") before the job; validation off unless it says otherwise (the sanitizer and
-// MPICH runs set MPIDIST_VALIDATE=1 for the whole suite).
+// `env` ("A=1 B=2") before the job; validation off unless it says otherwise.
 Job run_probe(int ranks, const std::string& args, const std::string& env, int limit = 240) {
-  return run_command("env MPIDIST_VALIDATE=0 MPIDIST_STALL_WARN=0 " + env + " " + mpiexec_prefix(ranks) + probe() +
-                         " " + args,
-                     limit);
+  return mpidist_test::run_probe("AFTER_ERROR_PROBE", ranks, args, "MPIDIST_STALL_WARN=0 " + env, limit);
 }
-
-bool has(const Job& job, const std::string& text) { return job.output.find(text) != std::string::npos; }
 
 int count(const Job& job, const std::string& pattern) {
   const std::regex re(pattern);

@@ -15,24 +15,15 @@
 
 namespace {
 
-using mpidist_test::mpiexec_prefix;
+using mpidist_test::has;
 using mpidist_test::run_command;
 
 using Job = mpidist_test::CommandResult;
 
-std::string probe() {
-  const char* path = std::getenv("FAULT_PROBE");
-  return path ? path : "missing-FAULT_PROBE";
-}
-
 // Runs `scenario` at `ranks` with extra environment `env` ("A=1 B=2"), bounded by `limit` seconds.
 Job run_probe(int ranks, const std::string& scenario, const std::string& env, int limit = 60) {
-  // Validation off unless a case asks for it: the sanitizer run sets MPIDIST_VALIDATE=1 for the whole
-  // suite, and the per-call agreement would report a missing rank before the watchdog these cases test.
-  return run_command("env MPIDIST_VALIDATE=0 " + env + " " + mpiexec_prefix(ranks) + probe() + " " + scenario, limit);
+  return mpidist_test::run_probe("FAULT_PROBE", ranks, scenario, env, limit);
 }
-
-bool has(const Job& job, const std::string& text) { return job.output.find(text) != std::string::npos; }
 
 std::string temp_dir(const std::string& name) {
   const auto path = std::filesystem::temp_directory_path() / ("mpidist-faults-" + std::to_string(getpid()) + "-" + name);
