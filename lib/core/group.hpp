@@ -71,6 +71,11 @@ class Group {
   std::shared_ptr<void> shm;
   // all_reduce_many's packing buffer across nodes (lib/tensors/fusion.cpp), kept between calls.
   std::shared_ptr<void> fusion;
+  // Whether the group's nodes are on more than one host (host names differ; simulated nodes share
+  // one) and all hold the same number (more than one) of its ranks: lib/shm's host all-reduce then
+  // stays with MPI. Worked out by lib/shm from the job's placement table at the group's first
+  // cross-node all-reduce, so it is the same on every member; -1 until then.
+  int even_across_hosts = -1;
 };
 
 /// Opens Communicator handles for the library.

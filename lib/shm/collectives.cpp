@@ -38,6 +38,24 @@ namespace {
 // since its root reduces straight into its output) and 0.10-0.97 (all_gather, three runs); an
 // earlier, quieter run had found them even with MPI.
 constexpr std::size_t hierarchical_crossover = 16 * 1024;
+// That crossover holds on one host. Across real hosts (tests/hosts/bench_two_hosts.sh: two network
+// namespaces, TCP over a veth between them, shared memory within; benchmarks/results/
+// two-hosts-2026-11-25/README.md, "After: the host-aware choice"), the hierarchical path against
+// MPIDIST_HOST_ALLREDUCE=mpi, both as ratios to raw MPI_Allreduce in the same run, medians of 8 runs
+// at 4 KiB-4 MiB:
+//  - 2 + 2: the hierarchical path 1.16-4.14 at every size (4.1 at 4 KiB, 2.2-2.5 at 16-64 KiB, 1.4
+//    at 1 MiB), MPI 1.01-1.04. Both send 2 N across the hosts a call (the veth's byte counts), and
+//    the hierarchical path runs its three steps one after the other while MPI overlaps them.
+//  - 3 + 1: the hierarchical path 0.55-0.74 from 16 KiB (0.87 at 4 KiB, up to 1.09 in one run), MPI
+//    1.00-1.05. MPI sends 3 N across the hosts a call (the veth's counts), the leaders' exchange 2 N.
+//  - 1 + 1: even (1.00-1.04 both ways): the hierarchical path is MPI_Allreduce between the two
+//    ranks, in 4 MiB pieces (0.76 of MPI's time at 64 MiB in the "before" runs).
+// So where every node holds the same number (more than one) of the group's ranks across hosts,
+// auto keeps MPI at every size; elsewhere (uneven nodes, one rank a node, one host) this crossover.
+// The choice depends only on the job's placement table, the same on every rank: every member of the
+// group takes the same path (one rank in the hierarchical path and another in MPI_Allreduce would
+// hang).
+
 // Messages up to this size go one-shot (measured: beyond it the split arithmetic wins).
 constexpr std::size_t one_shot_limit = 16 * 1024;
 
@@ -70,6 +88,27 @@ void all_reduce_local(Segment& seg, const char* operation, const Layout& layout,
   }
 }
 
+// Group::even_across_hosts, worked out once per group from the job's placement table.
+bool even_across_hosts(Group& group) {
+  if (group.even_across_hosts < 0) {
+    const auto& ranks = context("all_reduce").topology.ranks;
+    const auto& first = ranks[static_cast<std::size_t>(group.world_ranks.front())];
+    bool hosts = false;
+    std::vector<int> per_node;  // the group's ranks on each world node
+    for (const int w : group.world_ranks) {
+      const auto& placement = ranks[static_cast<std::size_t>(w)];
+      hosts = hosts || placement.hostname != first.hostname;
+      const auto node = static_cast<std::size_t>(placement.node_rank);
+      if (node >= per_node.size()) per_node.resize(node + 1, 0);
+      ++per_node[node];
+    }
+    std::erase(per_node, 0);
+    const bool even = std::all_of(per_node.begin(), per_node.end(), [&](int n) { return n == per_node.front(); });
+    group.even_across_hosts = hosts && even && per_node.front() > 1 ? 1 : 0;
+  }
+  return group.even_across_hosts == 1;
+}
+
 }  // namespace
 
 bool accepts(const Call& call, bool one_node) {
@@ -84,7 +123,8 @@ bool accepts(const Call& call, bool one_node) {
     case HostAllReduce::Shm: return true;
     case HostAllReduce::Auto: break;
   }
-  return one_node || call.count * size_of(call.dtype) >= hierarchical_crossover;
+  if (one_node) return true;
+  return !even_across_hosts(*call.group) && call.count * size_of(call.dtype) >= hierarchical_crossover;
 }
 
 void run_one_node(const Call& call) {

@@ -273,6 +273,31 @@ TEST_F(Shm, HierarchicalAcrossRealHosts) {
   }
 }
 
+// The same hosts with MPIDIST_HOST_ALLREDUCE=auto: the choice between the hierarchical path and MPI
+// depends on how the group's ranks sit on the hosts (lib/shm/collectives.cpp: even nodes of more
+// than one rank across hosts stay with MPI), and every member must make the same one, or the call
+// hangs. Groups of every kind the two layouts give: the world (2 + 2 even, 3 + 1 uneven), the world
+// without rank 1 (1 + 2, 2 + 1: uneven), even and odd ranks (1 + 1 across the hosts, or two ranks on
+// one host), at sizes around the 16 KiB crossover and just past the leaders' 4 MiB pieces.
+TEST_F(Shm, AutoAcrossRealHosts) {
+  const char* sizes = std::getenv("MPIDIST_TEST_NODE_SIZES");
+  if (sizes == nullptr) GTEST_SKIP() << "only across the hosts of tests/hosts (MPIDIST_TEST_NODE_SIZES)";
+  const char* forced = std::getenv("MPIDIST_HOST_ALLREDUCE");
+  ASSERT_TRUE(forced == nullptr || std::string(forced) == "auto") << "run with MPIDIST_HOST_ALLREDUCE unset or auto";
+  ASSERT_EQ(std::getenv("MPIDIST_RANKS_PER_NODE"), nullptr) << "the nodes must be real hosts";
+  const Communicator world = mpidist::world();
+  const Communicator without_one = world.split(world.rank() == 1 ? 1 : 0);
+  const Communicator half = world.split(world.rank() % 2);
+  for (const Communicator* comm : {&world, &without_one, &half}) {
+    for (const std::size_t count : {std::size_t{1}, std::size_t{4095}, std::size_t{4096}, std::size_t{4097},
+                                    std::size_t{(9 << 20) / 8 + 3}}) {
+      check_all_reduce<float>(*comm, count, ReduceOp::Sum, true);
+      check_all_reduce<std::int64_t>(*comm, count / 2 + 1, ReduceOp::Avg, false);
+    }
+    check_all_reduce<double>(world, 2049, ReduceOp::Max, true);  // the world between the groups' calls
+  }
+}
+
 // broadcast, reduce, reduce_scatter and all_gather through the segment, against MPI on the same
 // inputs: sizes 0, 1, odd, around every threshold (a control line's 56 B, the one-shot 16 KiB, a
 // half's 256 KiB per rank and per piece) and past the whole segment; roots other than 0.
