@@ -6,7 +6,8 @@
 # ./build (or $MPIDIST_BUILD_DIR). tests/run.sh builds the MPICH copy (./build-mpich) itself.
 source "$(dirname "${BASH_SOURCE[0]}")/../apps/setup.sh"
 mpidist_install "${mpidist_demo_packages[@]}" \
-  libboost-mpi-dev libgtest-dev libbenchmark-dev mpich libmpich-dev cmake python3-matplotlib \
+  libboost-mpi-dev libgtest-dev libbenchmark-dev mpich libmpich-dev python3-matplotlib \
+  cmake make                  `# the CMake-consumer tests: cmake and its default generator` \
   slurm-wlm munge libpmix-dev `# the Slurm test: daemons, srun, and the libpmix.so srun --mpi=pmix loads` \
   iproute2                    `# the separate-hosts test: ip netns, veth pairs` \
   clang libclang-rt-14-dev    `# the libFuzzer targets (tests/fuzz)`
