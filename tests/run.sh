@@ -44,10 +44,8 @@ for mpi in "${mpis[@]}"; do
   fi
   echo "== $mpi: ${checks[*]:+${checks[*]} }${#tests[@]} runs of meson test -C $build =="
   start=$SECONDS
-  (
-    ((${#checks[@]} == 0)) || export "${checks[@]}"
-    mpidist_run_tests "$build" -- "${tests[@]}"
-  ) || status=1
+  rm -f "$build"/meson-logs/testlog-waiting.*
+  env "${checks[@]}" meson test -C "$build" --no-rebuild --print-errorlogs "${tests[@]}" || status=$?
   echo "== $mpi: $((SECONDS - start)) s =="
 done
 logs=("openmpi=$mpidist_build/meson-logs")
