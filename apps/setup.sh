@@ -7,8 +7,11 @@ set -euo pipefail
 mpidist_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mpidist_build=${MPIDIST_BUILD_DIR:-$mpidist_root/build}
 
-# What the library and apps/ need: a compiler, Open MPI, Boost.Serialization, Meson and Ninja.
-mpidist_demo_packages=(g++ python3 openmpi-bin libopenmpi-dev libboost-serialization-dev meson ninja-build pkg-config)
+# What the library and apps/ need: a compiler, Open MPI, Boost.Serialization, Meson and Ninja; and
+# dpkg-dev, whose dpkg-architecture gives Meson Debian's library directory (without it Meson
+# installs into lib64, where Debian's CMake never looks for the installed CMake package).
+mpidist_demo_packages=(g++ python3 openmpi-bin libopenmpi-dev libboost-serialization-dev meson ninja-build pkg-config
+                       dpkg-dev)
 
 # mpidist_install PACKAGE...: installs the ones that are missing (sudo where not root).
 mpidist_install() {
