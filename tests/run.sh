@@ -27,25 +27,16 @@ for mpi in "${mpis[@]}"; do
   # raises a false alarm. The Open MPI run keeps the defaults. Tests that need a setting set it.
   build=$mpidist_build checks=()
   [ "$mpi" = mpich ] && build=$mpidist_build_mpich checks=(MPIDIST_VALIDATE=1 MPIDIST_TIMEOUT=60)
-  if [ $# -gt 0 ]; then  # what the caller named, as meson test takes it
-    echo "== $mpi: ${checks[*]:+${checks[*]} }meson test -C $build $* =="
-    start=$SECONDS
-    rm -f "$build"/meson-logs/testlog-waiting.*
-    env "${checks[@]}" meson test -C "$build" --print-errorlogs "$@" || status=$?
-    echo "== $mpi: $((SECONDS - start)) s =="
-    continue
-  fi
-  mapfile -t tests < <(mpidist_test_names "$build")
+  tests=("$@")
   if [ "$mpi" = openmpi ] && [ $sanitize = 1 ]; then
     # The sanitizer stage runs the rest on Open MPI, instrumented, with every check on: not twice.
-    mapfile -t kept < <(printf '%s\n' "${tests[@]}" | "$mpidist_root/tests/sanitize.sh" --plain)
-    echo "== openmpi: $((${#tests[@]} - ${#kept[@]})) runs left to the sanitizer stage; these ${#kept[@]} run here =="
-    tests=("${kept[@]}")
+    mapfile -t all < <(mpidist_test_names "$build")
+    mapfile -t tests < <(printf '%s\n' "${all[@]}" | "$mpidist_root/tests/sanitize.sh" --plain)
+    echo "== openmpi: $((${#all[@]} - ${#tests[@]})) runs left to the sanitizer stage; these ${#tests[@]} run here =="
   fi
-  echo "== $mpi: ${checks[*]:+${checks[*]} }${#tests[@]} runs of meson test -C $build =="
+  echo "== $mpi: ${checks[*]:+${checks[*]} }meson test -C $build =="
   start=$SECONDS
-  rm -f "$build"/meson-logs/testlog-waiting.*
-  env "${checks[@]}" meson test -C "$build" --no-rebuild --print-errorlogs "${tests[@]}" || status=$?
+  env "${checks[@]}" meson test -C "$build" --print-errorlogs "${tests[@]}" || status=$?
   echo "== $mpi: $((SECONDS - start)) s =="
 done
 logs=("openmpi=$mpidist_build/meson-logs")

@@ -14,29 +14,3 @@ mpidist_install "${mpidist_demo_packages[@]}" \
 mpidist_configure "$mpidist_build" -Dmpi=openmpi -Dtests=enabled -Dbenchmarks=enabled
 ninja -C "$mpidist_build"
 
-# The runs that mostly wait (timeouts, late ranks, whole jobs that end on purpose): they go in a
-# lane of their own beside the others, so a slot of `meson test` does not sit idle for minutes.
-waiting_runs='^(after-error-.*|faults|trace-dumps|jobs|collectives-device-jobs)$'
-# mpidist_run_tests BUILD [MESON TEST OPTIONS...] -- NAME...: runs the named runs of BUILD, the
-# waiting ones one at a time in a lane of their own (logs meson-logs/testlog-waiting.*) while the
-# others run as usual (meson-logs/testlog.*). Returns non-zero if any failed.
-mpidist_run_tests() {
-  local build=$1 options=() busy=() waiting=() name status=0 lane=0
-  shift
-  while (($#)) && [ "$1" != -- ]; do options+=("$1"); shift; done
-  shift
-  for name in "$@"; do
-    if [[ $name =~ $waiting_runs ]]; then waiting+=("$name"); else busy+=("$name"); fi
-  done
-  rm -f "$build"/meson-logs/testlog-waiting.*
-  if ((${#waiting[@]})); then
-    meson test -C "$build" --no-rebuild --print-errorlogs "${options[@]}" --num-processes 1 \
-      --logbase testlog-waiting "${waiting[@]}" &
-    lane=$!
-  fi
-  if ((${#busy[@]})); then
-    meson test -C "$build" --no-rebuild --print-errorlogs "${options[@]}" "${busy[@]}" || status=$?
-  fi
-  if ((lane)); then wait "$lane" || status=1; fi
-  [ "$status" = 0 ] || return 1
-}
