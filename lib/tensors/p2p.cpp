@@ -13,6 +13,7 @@
 #include "core/context.hpp"
 #include "core/group.hpp"
 #include "core/mpi_check.hpp"
+#include "core/p2p_rules.hpp"
 #include "mpi/p2p_messages.hpp"
 #include "watch/flight_recorder.hpp"
 #include "watch/timeout.hpp"
@@ -24,36 +25,13 @@ namespace mpidist {
 namespace detail {
 namespace {
 
-int tag_upper_bound(const Group& group) {
-  void* value = nullptr;
-  int found = 0;
-  MPIDIST_MPI_CHECK(MPI_Comm_get_attr(group.comm, MPI_TAG_UB, &value, &found));
-  return found ? *static_cast<int*>(value) : 32767;
-}
-
-// mpidist's own messages travel on group.control: no user tag is reserved.
-constexpr int reserved_tags = 0;
-
 std::string describe_peer(int peer) { return peer == any_source ? "any rank" : "rank " + std::to_string(peer); }
 std::string describe_tag(int tag) { return tag == any_tag ? "any tag" : "tag " + std::to_string(tag); }
 
 // The checks every operation makes before anything moves: a local Error on this rank only.
-void check_op(Group& group, const char* operation, const BufferView& buffer, int peer, int tag, bool receiving) {
-  if (!group.broken.empty())
-    throw Error(group.name, operation, "this communicator can no longer be used: " + group.broken +
-                                           ". Make a new one, or end the job");
-  if (MainProcessContext::depth() > 0)
-    throw Error(group.name, operation,
-                "point-to-point with " + describe_peer(peer) + " inside a MainProcessContext, where only the main "
-                "process runs and no other rank would ever match it; send before or after the main-process block");
-  if (!(receiving && peer == any_source)) check_rank(group, operation, peer, false, receiving ? "source rank" : "destination rank");
-  if (!(receiving && tag == any_tag)) {
-    const int limit = tag_upper_bound(group) - reserved_tags;
-    if (tag < 0 || tag > limit)
-      throw Error(group.name, operation, "tag " + std::to_string(tag) + " out of range: tags are 0 to " +
-                                             std::to_string(limit) + " (MPI_TAG_UB of this MPI)" +
-                                             (receiving ? ", or mpidist::any_tag" : ""));
-  }
+void check_op(Group& group, const char* operation, const BufferView& buffer, int peer, int tag, bool receiving,
+              bool blocking_send = false) {
+  check_p2p(group, operation, peer, tag, receiving, blocking_send);
   if (buffer.device() >= 0)
     throw Error(group.name, operation, "device memory (CUDA device " + std::to_string(buffer.device()) +
                                            ") is not supported by point-to-point calls yet; copy it to host memory");
@@ -188,9 +166,9 @@ Group& group_for(const Communicator* comm, const char* operation) {
 }
 
 std::unique_ptr<P2PWork> start_one(const Communicator* comm, const char* operation, const BufferView& buffer,
-                                   int peer, int tag, bool receiving) {
+                                   int peer, int tag, bool receiving, bool blocking_send = false) {
   Group& group = group_for(comm, operation);
-  check_op(group, operation, buffer, peer, tag, receiving);
+  check_op(group, operation, buffer, peer, tag, receiving, blocking_send);
   auto work = std::make_unique<P2PWork>(group, operation);
   work->add(peer, tag);
   naming_errors(group.name, [&] { work->start(0, buffer, receiving); });
@@ -199,10 +177,7 @@ std::unique_ptr<P2PWork> start_one(const Communicator* comm, const char* operati
 
 void send_blocking(const Communicator* comm, const BufferView& buffer, int dest, int tag) {
   Group& group = group_for(comm, "send");
-  if (MainProcessContext::depth() == 0 && dest == group.topology.rank)
-    throw Error(group.name, "send", "a blocking send to this rank itself (rank " + std::to_string(dest) +
-                                        ") would never return: use isend, or batch_isend_irecv");
-  auto work = start_one(comm, "send", buffer, dest, tag, false);
+  auto work = start_one(comm, "send", buffer, dest, tag, false, true);
   naming_errors(group.name, [&] { work->complete(); });
 }
 
