@@ -707,4 +707,52 @@ template <detail::ObjectValue T>
   return value;
 }
 
+namespace detail {
+/// all_to_all's transport (lib/objects/p2p.cpp): parts[j] goes to rank j; returns the part every
+/// rank sent this one (this rank's own slot empty). Every rank takes part in the whole exchange,
+/// then throws: "rank R failed: ..." for a sender whose parts are a failure, or, for a part of
+/// another type than `tag`, the Error naming both types (every rank sees one then: in step).
+GatheredPayloads all_to_all_payload(const char* operation, const ObjectComm& c, const std::vector<Payload>& parts,
+                                    std::uint64_t tag);
+
+template <ObjectValue T>
+std::vector<T> all_to_all_on(const ObjectComm& c, const std::vector<T>& values) {
+  const auto n = static_cast<std::size_t>(c.size);
+  std::exception_ptr failure;
+  if (values.size() != n)
+    failure = std::make_exception_ptr(Error("all_to_all", "values has " + std::to_string(values.size()) +
+                                                              " entries but the group has " + std::to_string(n) + " ranks"));
+  if (c.solo()) {
+    if (failure) std::rethrow_exception(failure);
+    return values;
+  }
+  std::vector<char> buffer;
+  std::vector<Payload> parts;
+  std::string text;
+  if (!failure) failure = capture([&] { encode_parts(values, buffer, parts, type_tag<T>()); });
+  if (failure) {
+    text = describe_exception(failure);
+    parts.assign(n, Payload{text.data(), text.size(), type_tag<T>(), true});
+  }
+  const GatheredPayloads got = all_to_all_payload("all_to_all", c, parts, type_tag<T>());
+  std::vector<T> result;
+  result.reserve(n);
+  for (int r = 0; r < c.size; ++r)
+    result.push_back(r == c.rank ? values[static_cast<std::size_t>(r)] : decode<T>("all_to_all", r, got.data(r), got.size(r)));
+  return result;
+}
+}  // namespace detail
+
+/// Boost.MPI's all_to_all, mpi4py's alltoall: `values[j]` goes to rank j; the result's [i] came
+/// from rank i. *Collective*; `values.size()` must be the group's size (else Error on every rank,
+/// naming the rank). Solo: `values` itself.
+template <detail::ObjectValue T>
+[[nodiscard]] std::vector<T> all_to_all(const std::vector<T>& values) {
+  return detail::all_to_all_on(detail::object_comm(detail::object_type<T>(), "all_to_all"), values);
+}
+template <detail::ObjectValue T>
+[[nodiscard]] std::vector<T> all_to_all(const Communicator& comm, const std::vector<T>& values) {
+  return detail::all_to_all_on(detail::object_comm(detail::object_type<T>(), comm, "all_to_all"), values);
+}
+
 }  // namespace mpidist

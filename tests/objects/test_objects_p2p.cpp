@@ -94,4 +94,47 @@ TEST_F(ObjectP2P, BadArgumentsAreLocalErrors) {
   pairs(comm);
 }
 
+void exchange_all(const Communicator& comm) {
+  const int me = comm.rank(), n = comm.size();
+  std::vector<std::string> values;
+  for (int j = 0; j < n; ++j) values.push_back(std::string(static_cast<std::size_t>(j + me) * 10, 'a') + std::to_string(me) + ">" + std::to_string(j));
+  const auto got = mpidist::all_to_all(comm, values);
+  ASSERT_EQ(got.size(), static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i)
+    EXPECT_EQ(got[static_cast<std::size_t>(i)], std::string(static_cast<std::size_t>(i + me) * 10, 'a') + std::to_string(i) + ">" + std::to_string(me));
+  std::vector<std::map<std::string, int>> tables;
+  for (int j = 0; j < n; ++j) tables.push_back(table(me * 10 + j));
+  const auto got_tables = mpidist::all_to_all(comm, tables);
+  for (int i = 0; i < n; ++i) EXPECT_EQ(got_tables[static_cast<std::size_t>(i)], table(i * 10 + me));
+}
+
+TEST_F(ObjectP2P, AllToAll) {
+  exchange_all(mpidist::world());
+  const auto rest = reversed_rest();
+  if (rest) exchange_all(rest);
+  // World form, plain values.
+  std::vector<int> mine(static_cast<std::size_t>(mpidist::world_size()), mpidist::rank());
+  const auto got = mpidist::all_to_all(mine);
+  for (int i = 0; i < mpidist::world_size(); ++i) EXPECT_EQ(got[static_cast<std::size_t>(i)], i);
+}
+
+TEST_F(ObjectP2P, AllToAllErrorsOnEveryRank) {
+  const auto comm = mpidist::world();
+  const auto n = static_cast<std::size_t>(comm.size());
+  expect_error([&] { (void)mpidist::all_to_all(comm, std::vector<int>(n + 1, 1)); },
+               {"all_to_all", "values has " + std::to_string(n + 1) + " entries but the group has " + std::to_string(n)});
+  if (n > 1) {
+    // One rank's list is short: every rank learns it.
+    expect_error([&] { (void)mpidist::all_to_all(comm, std::vector<int>(comm.rank() == 0 ? n - 1 : n, 1)); },
+                 {"all_to_all", "rank 0 failed", "values has " + std::to_string(n - 1)});
+    // Another type on rank 0: every rank sees a part of another type (with MPIDIST_VALIDATE on,
+    // the ranks' agreement names both calls first).
+    expect_error([&] {
+      if (comm.rank() == 0) (void)mpidist::all_to_all(comm, std::vector<int>(n, 1));
+      else (void)mpidist::all_to_all(comm, std::vector<std::string>(n, "x"));
+    }, {"all_to_all", "int", "std::string"});
+  }
+  exchange_all(comm);  // the communicator is still usable
+}
+
 }  // namespace
