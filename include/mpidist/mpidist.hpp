@@ -11,6 +11,8 @@
 #include "mpidist/launch.hpp"
 #include "mpidist/log.hpp"
 #include "mpidist/objects.hpp"
+#include "mpidist/p2p.hpp"
 #include "mpidist/reduce_op.hpp"
 #include "mpidist/tensor.hpp"
 #include "mpidist/topology.hpp"
+#include "mpidist/work.hpp"

@@ -51,6 +51,7 @@
 #include "mpidist/detail/object_std_types.hpp"
 #include "mpidist/error.hpp"
 #include "mpidist/guards.hpp"
+#include "mpidist/p2p.hpp"
 #include "mpidist/reduce_op.hpp"
 
 namespace mpidist {
@@ -643,6 +644,115 @@ template <detail::ObjectValue T, class F>
 requires detail::ReduceFunction<F, T>
 [[nodiscard]] std::optional<T> reduce(const Communicator& comm, const T& value, F&& fn, int root = 0) {
   return detail::fold_on("reduce", detail::object_comm(detail::object_type<T>(), comm, "reduce", root), value, fn, root);
+}
+
+// Point-to-point objects (Boost.MPI's send and recv): any value the object calls carry, between
+// two ranks of the group. The rules of the tensor forms (p2p.hpp) apply: a peer out of range, a
+// bad tag, a blocking send to this rank, any message inside a MainProcessContext are a local Error
+// at once; a receive never matched ends at the communicator's timeout, naming the peer and tag.
+// A value goes as two messages on `tag` (a frame with its type and size, then its bytes): the
+// receiver checks the frame before allocating anything, so another type is an Error naming both
+// types ("rank 0 sent std::string where this rank expects int"), and a payload that is not a valid
+// T (a wrong size, a corrupt archive) is an Error; the rest of the message is then discarded.
+namespace detail {
+/// Sends an encoded value (`type`: its type's fingerprint) to `dest`. lib/objects/p2p.cpp.
+void send_object_payload(const Communicator* comm, const void* data, std::size_t size, std::uint64_t type, int dest,
+                         int tag);
+/// Receives a value of fingerprint `type` into sink.reserve(size), after checking its frame.
+Status recv_object_payload(const Communicator* comm, std::uint64_t type, PayloadSink& sink, int src, int tag);
+
+template <ObjectValue T>
+void send_object(const Communicator* comm, const T& value, int dest, int tag) {
+  const Encoded encoded = encode(value);
+  send_object_payload(comm, encoded.data(), encoded.size(), type_tag<T>(), dest, tag);
+}
+template <ObjectValue T>
+Status recv_object(const Communicator* comm, int src, int tag, T& value) {
+  ValueSink<T> sink("recv", src);
+  const Status status = recv_object_payload(comm, type_tag<T>(), sink, src, tag);
+  value = sink.take();
+  return status;
+}
+}  // namespace detail
+
+/// Sends `value` to rank `dest` of the group; returns when it may be changed.
+template <detail::ObjectValue T>
+void send(const Communicator& comm, const T& value, int dest, int tag = 0) {
+  detail::send_object(&comm, value, dest, tag);
+}
+template <detail::ObjectValue T>
+void send(const T& value, int dest, int tag = 0) {
+  detail::send_object(nullptr, value, dest, tag);
+}
+/// Receives a value from `src` (or any_source) with `tag` (or any_tag) into `value`.
+template <detail::ObjectValue T>
+Status recv(const Communicator& comm, int src, int tag, T& value) {
+  return detail::recv_object(&comm, src, tag, value);
+}
+template <detail::ObjectValue T>
+Status recv(int src, int tag, T& value) {
+  return detail::recv_object(nullptr, src, tag, value);
+}
+/// Receives and returns a T from `src` (`recv<std::string>(comm, 0)`).
+template <detail::ObjectValue T>
+[[nodiscard]] T recv(const Communicator& comm, int src, int tag = 0) {
+  T value{};
+  detail::recv_object(&comm, src, tag, value);
+  return value;
+}
+template <detail::ObjectValue T>
+[[nodiscard]] T recv(int src, int tag = 0) {
+  T value{};
+  detail::recv_object(nullptr, src, tag, value);
+  return value;
+}
+
+namespace detail {
+/// all_to_all's transport (lib/objects/p2p.cpp): parts[j] goes to rank j; returns the part every
+/// rank sent this one (this rank's own slot empty). Every rank takes part in the whole exchange,
+/// then throws: "rank R failed: ..." for a sender whose parts are a failure, or, for a part of
+/// another type than `tag`, the Error naming both types (every rank sees one then: in step).
+GatheredPayloads all_to_all_payload(const char* operation, const ObjectComm& c, const std::vector<Payload>& parts,
+                                    std::uint64_t tag);
+
+template <ObjectValue T>
+std::vector<T> all_to_all_on(const ObjectComm& c, const std::vector<T>& values) {
+  const auto n = static_cast<std::size_t>(c.size);
+  std::exception_ptr failure;
+  if (values.size() != n)
+    failure = std::make_exception_ptr(Error("all_to_all", "values has " + std::to_string(values.size()) +
+                                                              " entries but the group has " + std::to_string(n) + " ranks"));
+  if (c.solo()) {
+    if (failure) std::rethrow_exception(failure);
+    return values;
+  }
+  std::vector<char> buffer;
+  std::vector<Payload> parts;
+  std::string text;
+  if (!failure) failure = capture([&] { encode_parts(values, buffer, parts, type_tag<T>()); });
+  if (failure) {
+    text = describe_exception(failure);
+    parts.assign(n, Payload{text.data(), text.size(), type_tag<T>(), true});
+  }
+  const GatheredPayloads got = all_to_all_payload("all_to_all", c, parts, type_tag<T>());
+  std::vector<T> result;
+  result.reserve(n);
+  for (int r = 0; r < c.size; ++r)
+    result.push_back(r == c.rank ? values[static_cast<std::size_t>(r)] : decode<T>("all_to_all", r, got.data(r), got.size(r)));
+  return result;
+}
+}  // namespace detail
+
+/// Boost.MPI's all_to_all, mpi4py's alltoall: `values[j]` goes to rank j; the result's [i] came
+/// from rank i. *Collective*; `values.size()` must be the group's size (else Error on every rank,
+/// naming the rank). Solo: `values` itself.
+template <detail::ObjectValue T>
+[[nodiscard]] std::vector<T> all_to_all(const std::vector<T>& values) {
+  return detail::all_to_all_on(detail::object_comm(detail::object_type<T>(), "all_to_all"), values);
+}
+template <detail::ObjectValue T>
+[[nodiscard]] std::vector<T> all_to_all(const Communicator& comm, const std::vector<T>& values) {
+  return detail::all_to_all_on(detail::object_comm(detail::object_type<T>(), comm, "all_to_all"), values);
 }
 
 }  // namespace mpidist

@@ -17,19 +17,6 @@
 namespace mpidist::detail::mpi {
 namespace {
 
-// Read once: getenv scans the whole environment, which cost more than the rest of a small call.
-std::size_t max_count() {
-  static const std::size_t limit = [] {
-    const char* text = std::getenv("MPIDIST_MPI_MAX_COUNT");
-    if (text == nullptr || *text == '\0') return static_cast<std::size_t>(INT_MAX);
-    const long long value = std::atoll(text);
-    if (value < 1 || value > INT_MAX)
-      throw Error("tensor collective", std::string("MPIDIST_MPI_MAX_COUNT must be in [1, INT_MAX], got '") + text + "'");
-    return static_cast<std::size_t>(value);
-  }();
-  return limit;
-}
-
 const char* at(const void* base, std::size_t elements, std::size_t element_size) {
   return static_cast<const char*>(base) + elements * element_size;
 }
@@ -42,6 +29,10 @@ template <class F>
 void in_pieces(std::size_t count, std::size_t limit, F&& piece) {
   for (std::size_t offset = 0; offset < count; offset += limit) piece(offset, static_cast<int>(std::min(limit, count - offset)));
 }
+
+// all_gather's copy of a rank's own block, as a message to itself on the group's control channel
+// (whose other tags are monitored_barrier's, 7299 and up).
+constexpr int self_copy_tag = 7298;
 
 struct Plan {
   MPI_Comm comm;
@@ -106,10 +97,11 @@ void all_gather(const Call& c, const Plan& p) {
       MPIDIST_MPI_CHECK(MPI_Bcast(buffer, n, p.type, r, p.comm));
     });
   }
+  // On the library's own channel: on the user's, a pending irecv(any_source, any_tag) would match it.
   in_pieces(block, p.limit, [&](std::size_t off, int n) {
-    MPIDIST_MPI_CHECK(MPI_Sendrecv(at(c.in, off, p.size), n, p.type, c.rank, 0,
+    MPIDIST_MPI_CHECK(MPI_Sendrecv(at(c.in, off, p.size), n, p.type, c.rank, self_copy_tag,
                                    at(c.out, static_cast<std::size_t>(c.rank) * block + off, p.size), n, p.type,
-                                   c.rank, 0, p.comm, MPI_STATUS_IGNORE));
+                                   c.rank, self_copy_tag, c.group->control, MPI_STATUS_IGNORE));
   });
 }
 
@@ -134,6 +126,19 @@ void reduce_scatter(const Call& c, const Plan& p) {
 }
 
 }  // namespace
+
+// Read once: getenv scans the whole environment, which cost more than the rest of a small call.
+std::size_t max_count() {
+  static const std::size_t limit = [] {
+    const char* text = std::getenv("MPIDIST_MPI_MAX_COUNT");
+    if (text == nullptr || *text == '\0') return static_cast<std::size_t>(INT_MAX);
+    const long long value = std::atoll(text);
+    if (value < 1 || value > INT_MAX)
+      throw Error("tensor collective", std::string("MPIDIST_MPI_MAX_COUNT must be in [1, INT_MAX], got '") + text + "'");
+    return static_cast<std::size_t>(value);
+  }();
+  return limit;
+}
 
 bool needs_host_arithmetic(const Call& call) {
   if (!reduces(call)) return false;

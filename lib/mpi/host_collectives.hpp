@@ -13,6 +13,10 @@ namespace mpidist::detail::mpi {
 /// a division on the host; counts above the per-call limit split into chunks.
 void run(const Call& call);
 
+/// The most elements one MPI call moves: INT_MAX, or less where MPIDIST_MPI_MAX_COUNT says so (a
+/// test run lowers it to reach the code that splits larger payloads).
+std::size_t max_count();
+
 /// True when `call` needs arithmetic on the CPU (user-defined half ops, the Avg division), so its
 /// buffers must be host memory even when MPI itself could read device memory.
 bool needs_host_arithmetic(const Call& call);

@@ -1,0 +1,80 @@
+// Point-to-point messages of tensors (host memory): send, recv, isend, irecv and
+// batch_isend_irecv, as torch.distributed's. Peers are ranks within the communicator's group.
+#pragma once
+
+#include <span>
+
+#include "mpidist/collectives.hpp"
+#include "mpidist/communicator.hpp"
+#include "mpidist/tensor.hpp"
+#include "mpidist/work.hpp"
+
+namespace mpidist {
+
+/// recv's `src` that takes a message from any rank of the group.
+inline constexpr int any_source = -1;
+/// recv's `tag` that takes a message of any tag.
+inline constexpr int any_tag = -1;
+
+/// Where a received message came from: the sender's rank in the group and the message's tag.
+struct Status {
+  int source = -1;
+  int tag = -1;
+};
+
+/// The largest tag a user message may carry: MPI's tag upper bound (MPI_TAG_UB, at least 32767)
+/// less the tags mpidist reserves for itself (none today: the library's own messages travel on a
+/// channel of their own, so every tag MPI allows is the user's).
+int max_tag();
+
+// Rules, for every call below (each is an Error at once, on this rank only, before anything moves):
+// a peer outside [0, size), a negative tag or one above max_tag(), a blocking send to this rank
+// (use isend or batch_isend_irecv), device memory (not supported yet), and, inside a
+// MainProcessContext, any message at all. A message carries its element count and type: a
+// receive whose buffer holds another count or type is an Error naming both, and the buffer's
+// contents are then unspecified (nothing past it is written). Messages between two ranks on one
+// tag arrive in the order sent. Payloads of any size (past INT_MAX elements or bytes too) go as
+// one message.
+
+/// Sends `buffer` to rank `dest` with `tag`; returns when `buffer` may be reused.
+void send(BufferView buffer, int dest, int tag = 0, Stream stream = nullptr);
+void send(const Communicator& comm, BufferView buffer, int dest, int tag = 0, Stream stream = nullptr);
+/// Receives a message from `src` (or any_source) with `tag` (or any_tag) into `buffer`.
+Status recv(BufferView buffer, int src, int tag = 0, Stream stream = nullptr);
+Status recv(const Communicator& comm, BufferView buffer, int src, int tag = 0, Stream stream = nullptr);
+/// Starts a send; `buffer` must stay alive and unchanged until the Work is done.
+[[nodiscard]] Work isend(BufferView buffer, int dest, int tag = 0, Stream stream = nullptr);
+[[nodiscard]] Work isend(const Communicator& comm, BufferView buffer, int dest, int tag = 0, Stream stream = nullptr);
+/// Starts a receive; `buffer` must stay alive and untouched until the Work is done.
+[[nodiscard]] Work irecv(BufferView buffer, int src, int tag = 0, Stream stream = nullptr);
+[[nodiscard]] Work irecv(const Communicator& comm, BufferView buffer, int src, int tag = 0, Stream stream = nullptr);
+
+/// One operation of batch_isend_irecv.
+class P2POp {
+ public:
+  enum class Kind { Send, Recv };
+  /// Send `buffer` to `peer`.
+  static P2POp send(BufferView buffer, int peer, int tag = 0) { return P2POp(Kind::Send, buffer, peer, tag); }
+  /// Receive into `buffer` from `peer` (a rank: not any_source).
+  static P2POp recv(BufferView buffer, int peer, int tag = 0) { return P2POp(Kind::Recv, buffer, peer, tag); }
+
+  Kind kind() const noexcept { return kind_; }
+  const BufferView& buffer() const noexcept { return buffer_; }
+  int peer() const noexcept { return peer_; }
+  int tag() const noexcept { return tag_; }
+
+ private:
+  P2POp(Kind kind, BufferView buffer, int peer, int tag) : kind_(kind), buffer_(buffer), peer_(peer), tag_(tag) {}
+  Kind kind_;
+  BufferView buffer_;
+  int peer_;
+  int tag_;
+};
+
+/// Starts every op of `ops` as one unit and returns one Work for all of them: all are posted
+/// before any is waited for, so a ring exchange (send to rank+1, receive from rank-1) never
+/// deadlocks, whatever the order of the ops. Every op is checked before any starts.
+[[nodiscard]] Work batch_isend_irecv(std::span<const P2POp> ops, Stream stream = nullptr);
+[[nodiscard]] Work batch_isend_irecv(const Communicator& comm, std::span<const P2POp> ops, Stream stream = nullptr);
+
+}  // namespace mpidist

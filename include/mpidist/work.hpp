@@ -1,0 +1,77 @@
+// Work: the handle of a started operation (isend, irecv, batch_isend_irecv; later the
+// non-blocking collectives), as torch.distributed's Work and MPI's request.
+#pragma once
+
+#include <exception>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace mpidist {
+
+namespace detail {
+/// The state behind a Work: one started operation. A transport derives from it; Work drives it.
+/// Internal, but public so that the operations of any layer (and of later issues: non-blocking
+/// collectives) can hand out a Work.
+class WorkState {
+ public:
+  /// `communicator` and `operation` name the operation in its errors ("world", "irecv").
+  WorkState(std::string communicator, std::string operation);
+  virtual ~WorkState();
+  WorkState(const WorkState&) = delete;
+  WorkState& operator=(const WorkState&) = delete;
+
+  /// Advances the operation without blocking; true once it is done. Throws the operation's Error
+  /// when it failed (it is then done).
+  virtual bool poll() = 0;
+  /// Blocks until the operation is done, polling under the communicator's timeout; throws the
+  /// operation's Error (a timeout included) when it failed.
+  virtual void complete() = 0;
+
+  const std::string& communicator() const noexcept { return communicator_; }
+  const std::string& operation() const noexcept { return operation_; }
+
+ private:
+  std::string communicator_;
+  std::string operation_;
+};
+}  // namespace detail
+
+/// The handle of a started operation. Move-only. A default-constructed Work is done.
+///
+/// - `wait()` blocks until the operation is done and rethrows its Error; waiting again returns at
+///   once (or rethrows the same Error again).
+/// - `test()` never blocks: true when the operation is done, successfully or not (`wait()` then
+///   returns or rethrows at once).
+/// - Destroying (or assigning over) an unfinished Work waits for it; a failure there is written to
+///   the log (mpidist::logger(), on every rank) instead of being thrown.
+/// - Waits poll under the communicator's timeout (set_timeout, MPIDIST_TIMEOUT): a receive that is
+///   never matched ends in an Error naming the peer and the tag, not in a hang.
+class Work {
+ public:
+  Work() noexcept = default;
+  explicit Work(std::unique_ptr<detail::WorkState> state) noexcept : state_(std::move(state)) {}
+  Work(Work&& other) noexcept = default;
+  Work& operator=(Work&& other) noexcept;
+  Work(const Work&) = delete;
+  Work& operator=(const Work&) = delete;
+  ~Work();
+
+  /// Blocks until done; rethrows the operation's Error. Idempotent.
+  void wait();
+  /// Polls without blocking; true when done (successfully or not).
+  bool test();
+  /// True when the operation is known to be done (no polling).
+  bool done() const noexcept { return state_ == nullptr; }
+
+ private:
+  void finish_quietly() noexcept;
+  std::unique_ptr<detail::WorkState> state_;  // null once done
+  std::exception_ptr error_;                  // the operation's failure, rethrown by every wait()
+};
+
+/// Waits for every Work (all of them, also after one failed), then rethrows the first Error in
+/// the span's order. The works advance together, so their order does not matter.
+void wait_all(std::span<Work> works);
+
+}  // namespace mpidist

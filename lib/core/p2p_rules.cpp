@@ -1,0 +1,47 @@
+// The point-to-point rules (p2p_rules.hpp).
+#include "core/p2p_rules.hpp"
+
+#include <mpi.h>
+
+#include <string>
+
+#include "core/group.hpp"
+#include "core/mpi_check.hpp"
+#include "mpidist/error.hpp"
+#include "mpidist/guards.hpp"
+
+namespace mpidist::detail {
+namespace {
+constexpr int any = -1;  // any_source, any_tag (p2p.hpp)
+std::string describe_peer(int peer) { return peer == any ? "any rank" : "rank " + std::to_string(peer); }
+}  // namespace
+
+int tag_upper_bound(const Group& group) {
+  void* value = nullptr;
+  int found = 0;
+  MPIDIST_MPI_CHECK(MPI_Comm_get_attr(group.comm, MPI_TAG_UB, &value, &found));
+  return found ? *static_cast<int*>(value) : 32767;
+}
+
+void check_p2p(Group& group, const char* operation, int peer, int tag, bool receiving, bool blocking_send) {
+  if (!group.broken.empty())
+    throw Error(group.name, operation, "this communicator can no longer be used: " + group.broken +
+                                           ". Make a new one, or end the job");
+  if (MainProcessContext::depth() > 0)
+    throw Error(group.name, operation,
+                "point-to-point with " + describe_peer(peer) + " inside a MainProcessContext, where only the main "
+                "process runs and no other rank would ever match it; send before or after the main-process block");
+  if (!(receiving && peer == any)) check_rank(group, operation, peer, false, receiving ? "source rank" : "destination rank");
+  if (!(receiving && tag == any)) {
+    const int limit = tag_upper_bound(group) - reserved_tags;
+    if (tag < 0 || tag > limit)
+      throw Error(group.name, operation, "tag " + std::to_string(tag) + " out of range: tags are 0 to " +
+                                             std::to_string(limit) + " (MPI_TAG_UB of this MPI)" +
+                                             (receiving ? ", or mpidist::any_tag" : ""));
+  }
+  if (blocking_send && peer == group.topology.rank)
+    throw Error(group.name, operation, "a blocking send to this rank itself (rank " + std::to_string(peer) +
+                                           ") would never return: use isend, or batch_isend_irecv");
+}
+
+}  // namespace mpidist::detail

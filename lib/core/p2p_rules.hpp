@@ -1,0 +1,21 @@
+// The rules every point-to-point call checks before anything moves (tensors/p2p.cpp and
+// objects/p2p.cpp share them): a local Error at once. Internal.
+#pragma once
+
+namespace mpidist::detail {
+
+class Group;
+
+/// mpidist's own messages travel on a group's control channel: no user tag is reserved.
+inline constexpr int reserved_tags = 0;
+
+/// MPI_TAG_UB of the group's communicator.
+int tag_upper_bound(const Group& group);
+
+/// Throws Error (naming the group and `operation`) for a broken group, any message inside a
+/// MainProcessContext, a peer out of range (any_source, -1, allowed for receives), a tag out of
+/// [0, MPI_TAG_UB - reserved_tags] (any_tag, -1, allowed for receives), and, for a blocking send
+/// (`blocking_send`), a send to this rank itself.
+void check_p2p(Group& group, const char* operation, int peer, int tag, bool receiving, bool blocking_send = false);
+
+}  // namespace mpidist::detail

@@ -1,0 +1,82 @@
+// Work: driving a WorkState to its end, keeping its Error for every later wait().
+#include "mpidist/work.hpp"
+
+#include <utility>
+
+#include "mpidist/error.hpp"
+#include "mpidist/log.hpp"
+
+namespace mpidist {
+namespace detail {
+
+WorkState::WorkState(std::string communicator, std::string operation)
+    : communicator_(std::move(communicator)), operation_(std::move(operation)) {}
+
+WorkState::~WorkState() = default;
+
+}  // namespace detail
+
+Work& Work::operator=(Work&& other) noexcept {
+  if (this != &other) {
+    finish_quietly();
+    state_ = std::move(other.state_);
+    error_ = std::move(other.error_);
+  }
+  return *this;
+}
+
+Work::~Work() { finish_quietly(); }
+
+void Work::wait() {
+  if (state_ != nullptr) {
+    // Whatever happens, the state is done with: it is released here, and only the Error is kept.
+    auto state = std::move(state_);
+    try {
+      state->complete();
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+  }
+  if (error_) std::rethrow_exception(error_);
+}
+
+bool Work::test() {
+  if (state_ == nullptr) return true;
+  try {
+    if (!state_->poll()) return false;
+  } catch (...) {
+    error_ = std::current_exception();
+  }
+  state_.reset();
+  return true;
+}
+
+void Work::finish_quietly() noexcept {
+  if (state_ == nullptr) return;
+  const std::string what = state_->operation() + " on " + state_->communicator();
+  try {
+    wait();
+  } catch (const std::exception& e) {
+    try {
+      Logger("mpidist", true).error("an unwaited ", what, " failed as its Work was destroyed: ", e.what());
+    } catch (...) {
+    }
+  } catch (...) {
+  }
+}
+
+void wait_all(std::span<Work> works) {
+  // Every operation's MPI requests are posted when it starts, so MPI advances them all while
+  // this waits for one: waiting in order cannot deadlock a ring.
+  std::exception_ptr first;
+  for (auto& work : works) {
+    try {
+      work.wait();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+}  // namespace mpidist

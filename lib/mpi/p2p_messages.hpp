@@ -1,0 +1,75 @@
+// Point-to-point messages on a group's communicator: every message is one MPI message of bytes,
+// a 16-byte header (element type and count) followed by the payload, so a receiver learns what
+// was sent even when its buffer does not fit it. Internal.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mpidist/tensor.hpp"
+
+namespace mpidist::detail::mpi {
+
+/// What precedes every payload.
+struct MessageHeader {
+  std::uint32_t magic = 0;
+  std::int32_t dtype = -1;
+  std::uint64_t count = 0;
+};
+
+/// One message on its way: its MPI request and what must live until it completes. Small payloads
+/// are packed with their header into one buffer (a copy of at most packing_limit bytes costs less
+/// than building a datatype); larger ones go straight from and to the user's buffer through a
+/// derived datatype (header + payload, in pieces of at most 1 GiB, so no count passes INT_MAX).
+class Message {
+ public:
+  Message() = default;
+  ~Message();
+  Message(Message&& other) noexcept;
+  Message& operator=(Message&&) = delete;
+  Message(const Message&) = delete;
+  Message& operator=(const Message&) = delete;
+
+  /// Posts the send of `count` elements of `dtype` at `data` to `dest` with `tag` on `comm`.
+  void start_send(MPI_Comm comm, const void* data, std::size_t count, DataType dtype, int dest, int tag);
+  /// Posts the receive into `count` elements of `dtype` at `data` (`src` may be MPI_ANY_SOURCE and
+  /// `tag` MPI_ANY_TAG).
+  void start_recv(MPI_Comm comm, void* data, std::size_t count, DataType dtype, int src, int tag);
+
+  /// MPI_Test; true once the message is done. A receive is then checked: `mismatch()` says what
+  /// differed from the buffer, "" when nothing did. Other MPI failures throw Error.
+  bool test();
+  /// Cancels a pending receive; true when it was cancelled (false: it had completed: test() it).
+  bool cancel_receive();
+
+  bool receiving() const noexcept { return receiving_; }
+  bool done() const noexcept { return request_ == MPI_REQUEST_NULL; }
+  int source() const noexcept { return source_; }
+  int tag() const noexcept { return tag_; }
+  const std::string& mismatch() const noexcept { return mismatch_; }
+
+ private:
+  void finish_receive(int code, const MPI_Status& status);
+  void release_type() noexcept;
+
+  MPI_Request request_ = MPI_REQUEST_NULL;
+  MessageHeader header_{};
+  std::vector<std::byte> packed_;  // header + payload, for small payloads
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+  void* data_ = nullptr;           // the receive's buffer
+  std::size_t count_ = 0;
+  DataType dtype_ = DataType::Float32;
+  bool receiving_ = false;
+  int source_ = -1;
+  int tag_ = -1;
+  std::string mismatch_;
+};
+
+/// Payloads up to this many bytes are packed with their header.
+inline constexpr std::size_t packing_limit = 8192;
+
+}  // namespace mpidist::detail::mpi

@@ -1,0 +1,126 @@
+// all_to_all(v), all_gather_v, gather and scatter over MPI (uneven_collectives.hpp).
+#include "mpi/uneven_collectives.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <vector>
+
+#include "core/group.hpp"
+#include "core/mpi_check.hpp"
+#include "mpi/host_collectives.hpp"
+
+namespace mpidist::detail::mpi {
+namespace {
+
+// The pieces of the pairwise path travel on the control channel with a tag of their own (its
+// other tags: all_gather's self copy 7298, monitored_barrier's 7299 and up).
+constexpr int pieces_tag = 7297;
+
+bool counts_fit(const std::vector<std::size_t>& counts, const std::vector<std::size_t>& displs) {
+  for (std::size_t i = 0; i < counts.size(); ++i)
+    if (counts[i] > max_count() || displs[i] > static_cast<std::size_t>(INT_MAX)) return false;
+  return true;
+}
+
+std::vector<int> as_ints(const std::vector<std::size_t>& values) { return {values.begin(), values.end()}; }
+
+// Whether MPI's own collective can run it, decided alike on every rank: from values every rank
+// shares, or (all_to_all's uneven form, whose counts differ by rank) by a vote on the control channel.
+bool fits(const Exchange& e) {
+  const bool mine = counts_fit(e.send_counts, e.send_displs) && counts_fit(e.recv_counts, e.recv_displs);
+  switch (e.shape) {
+    case Exchange::Shape::AllToAll:
+      return e.send_counts.empty() || e.send_counts[0] <= max_count();  // the same block everywhere
+    case Exchange::Shape::Gather:
+      return e.send_counts[static_cast<std::size_t>(e.root)] <= max_count();
+    case Exchange::Shape::Scatter:
+      return e.recv_counts[static_cast<std::size_t>(e.root)] <= max_count();
+    case Exchange::Shape::AllGatherV:
+      return counts_fit(e.recv_counts, e.recv_displs);  // counts are the same on every rank
+    case Exchange::Shape::AllToAllV: {
+      int all = mine ? 1 : 0;
+      MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_LAND, e.group->control));
+      return all != 0;
+    }
+  }
+  return false;
+}
+
+void with_mpi(const Exchange& e) {
+  const MPI_Comm comm = e.group->comm;
+  const MPI_Datatype type = datatype(e.dtype);
+  const auto me = static_cast<std::size_t>(e.rank);
+  switch (e.shape) {
+    case Exchange::Shape::AllToAll: {
+      const int k = static_cast<int>(e.send_counts[0]);
+      MPIDIST_MPI_CHECK(MPI_Alltoall(e.in, k, type, e.out, k, type, comm));
+      return;
+    }
+    case Exchange::Shape::AllToAllV: {
+      const auto sc = as_ints(e.send_counts), sd = as_ints(e.send_displs);
+      const auto rc = as_ints(e.recv_counts), rd = as_ints(e.recv_displs);
+      MPIDIST_MPI_CHECK(MPI_Alltoallv(e.in, sc.data(), sd.data(), type, e.out, rc.data(), rd.data(), type, comm));
+      return;
+    }
+    case Exchange::Shape::AllGatherV: {
+      const auto rc = as_ints(e.recv_counts), rd = as_ints(e.recv_displs);
+      MPIDIST_MPI_CHECK(MPI_Allgatherv(e.in, static_cast<int>(e.send_counts[me]), type, e.out, rc.data(), rd.data(),
+                                       type, comm));
+      return;
+    }
+    case Exchange::Shape::Gather: {
+      const int k = static_cast<int>(e.send_counts[static_cast<std::size_t>(e.root)]);
+      MPIDIST_MPI_CHECK(MPI_Gather(e.in, k, type, e.rank == e.root ? e.out : nullptr, k, type, e.root, comm));
+      return;
+    }
+    case Exchange::Shape::Scatter: {
+      const int k = static_cast<int>(e.recv_counts[static_cast<std::size_t>(e.root)]);
+      MPIDIST_MPI_CHECK(MPI_Scatter(e.rank == e.root ? e.in : nullptr, k, type, e.out, k, type, e.root, comm));
+      return;
+    }
+  }
+}
+
+// Every block as messages of at most max_count() elements, all posted before any is waited for;
+// this rank's block to itself is a copy. Pieces between two ranks match in order (one tag).
+void pairwise(const Exchange& e) {
+  const MPI_Datatype type = datatype(e.dtype);
+  const std::size_t size = size_of(e.dtype);
+  const std::size_t limit = max_count();
+  std::vector<MPI_Request> requests;
+  const auto post = [&](bool sending, int peer, std::size_t displ, std::size_t count) {
+    for (std::size_t off = 0; off < count; off += limit) {
+      const int n = static_cast<int>(std::min(limit, count - off));
+      requests.push_back(MPI_REQUEST_NULL);
+      if (sending)
+        MPIDIST_MPI_CHECK(MPI_Isend(static_cast<const char*>(e.in) + (displ + off) * size, n, type, peer, pieces_tag,
+                                    e.group->control, &requests.back()));
+      else
+        MPIDIST_MPI_CHECK(MPI_Irecv(static_cast<char*>(e.out) + (displ + off) * size, n, type, peer, pieces_tag,
+                                    e.group->control, &requests.back()));
+    }
+  };
+  for (int r = 0; r < e.size; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    if (r == e.rank) {
+      if (e.recv_counts[i] > 0)
+        std::memmove(static_cast<char*>(e.out) + e.recv_displs[i] * size,
+                     static_cast<const char*>(e.in) + e.send_displs[i] * size, e.recv_counts[i] * size);
+      continue;
+    }
+    post(false, r, e.recv_displs[i], e.recv_counts[i]);
+    post(true, r, e.send_displs[i], e.send_counts[i]);
+  }
+  if (!requests.empty())
+    MPIDIST_MPI_CHECK(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+}
+
+}  // namespace
+
+void exchange(const Exchange& e) {
+  if (fits(e)) with_mpi(e);
+  else pairwise(e);
+}
+
+}  // namespace mpidist::detail::mpi

@@ -1,0 +1,38 @@
+// The MPI path of the collectives where every pair of ranks moves a block of its own size:
+// all_to_all (equal and uneven), all_gather_v, gather and scatter, on host memory. Internal.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "mpidist/tensor.hpp"
+
+namespace mpidist::detail {
+class Group;
+}
+
+namespace mpidist::detail::mpi {
+
+/// One rank's side of such a collective: for every rank of the group, the block (in elements,
+/// and its offset in elements) it sends to it from `in` and the block it receives from it into
+/// `out`. `shape` picks MPI's own collective where every count fits one MPI call.
+struct Exchange {
+  enum class Shape { AllToAll, AllToAllV, AllGatherV, Gather, Scatter };
+  Shape shape;
+  Group* group;
+  const void* in;
+  void* out;
+  DataType dtype;
+  int root;  // gather, scatter; 0 otherwise
+  int rank;
+  int size;
+  std::vector<std::size_t> send_counts, send_displs, recv_counts, recv_displs;
+};
+
+/// Moves the blocks: MPI_Alltoall(v), MPI_Allgatherv, MPI_Gather or MPI_Scatter on the group's
+/// communicator when every count and offset fits an int (and MPIDIST_MPI_MAX_COUNT); otherwise
+/// (every rank decides alike) pairwise messages in pieces on the group's control channel, where
+/// no user message can match them.
+void exchange(const Exchange& e);
+
+}  // namespace mpidist::detail::mpi

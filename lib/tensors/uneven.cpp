@@ -1,0 +1,278 @@
+// The front end of the collectives where every pair of ranks moves a block of its own size:
+// all_to_all (equal blocks and uneven splits), all_gather_v, gather and scatter. Describes each
+// as an exchange of blocks, checks it (with MPIDIST_VALIDATE=1: across the ranks, naming each
+// rank's value) and hands it to mpi/uneven_collectives. Host memory.
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "core/context.hpp"
+#include "core/group.hpp"
+#include "core/mpi_check.hpp"
+#include "core/settings.hpp"
+#include "core/text_collectives.hpp"
+#include "mpi/uneven_collectives.hpp"
+#include "watch/agreement.hpp"
+#include "watch/call_scope.hpp"
+#include "mpidist/collectives.hpp"
+#include "mpidist/error.hpp"
+#include "mpidist/guards.hpp"
+
+namespace mpidist {
+namespace detail {
+namespace {
+
+using Shape = mpi::Exchange::Shape;
+using Counts = std::span<const std::size_t>;
+
+std::string list(Counts counts) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < counts.size(); ++i) text += (i ? ", " : "") + std::to_string(counts[i]);
+  return text + "]";
+}
+
+std::vector<std::size_t> offsets(const std::vector<std::size_t>& counts) {
+  std::vector<std::size_t> at(counts.size(), 0);
+  for (std::size_t i = 1; i < counts.size(); ++i) at[i] = at[i - 1] + counts[i - 1];
+  return at;
+}
+
+std::size_t sum(Counts counts) { return std::accumulate(counts.begin(), counts.end(), std::size_t{0}); }
+
+// What one call asked for, before it is checked.
+struct Request {
+  Shape shape;
+  const char* name;
+  BufferView in, out;
+  Counts send_counts, recv_counts;  // all_to_all's uneven form; all_gather_v's counts in recv_counts
+  int root = 0;
+};
+
+// The count every rank must share (Count of the agreement), or 0 where counts differ by rank.
+std::size_t shared_count(const Request& r, int size) {
+  switch (r.shape) {
+    case Shape::AllToAll: return size > 0 ? r.in.count() / static_cast<std::size_t>(size) : 0;
+    case Shape::Gather: return r.in.count();
+    case Shape::Scatter: return r.out.count();
+    default: return 0;
+  }
+}
+
+// This rank's own checks, and its side of the exchange. Throws the local Error.
+mpi::Exchange describe(const Request& r, Group& group, int size, int rank) {
+  const char* name = r.name;
+  if (r.in.device() >= 0 || r.out.device() >= 0)
+    throw Error(name, "device memory is not supported by " + std::string(name) + " yet; copy it to host memory");
+  if (r.in.dtype() != r.out.dtype())
+    throw Error(name, "in has element type " + std::string(to_string(r.in.dtype())) + " but out has " +
+                          std::string(to_string(r.out.dtype())));
+  const auto n = static_cast<std::size_t>(size);
+  const auto me = static_cast<std::size_t>(rank);
+  mpi::Exchange e{r.shape, &group, r.in.data(), r.out.data(), r.in.dtype(), r.root, rank, size,
+                  std::vector<std::size_t>(n, 0), {}, std::vector<std::size_t>(n, 0), {}};
+  const auto want_out = [&](std::size_t expected, const std::string& rule) {
+    if (r.out.count() != expected)
+      throw Error(name, "out has " + std::to_string(r.out.count()) + " elements but must have " +
+                            std::to_string(expected) + " (" + rule + ")");
+  };
+  const auto want_size = [&](Counts counts, const char* what) {
+    if (counts.size() != n)
+      throw Error(name, std::string(what) + " has " + std::to_string(counts.size()) + " entries but the group has " +
+                            std::to_string(size) + " ranks");
+  };
+  const auto check_root = [&] {
+    if (r.root < 0 || r.root >= size)
+      throw Error(name, "root " + std::to_string(r.root) + " out of range for " +
+                            (MainProcessContext::depth() > 0 ? "the one rank of a MainProcessContext"
+                                                             : "world size " + std::to_string(size)));
+  };
+  switch (r.shape) {
+    case Shape::AllToAll: {
+      if (r.in.count() % n != 0)
+        throw Error(name, "in has " + std::to_string(r.in.count()) + " elements, not a multiple of the world size " +
+                              std::to_string(size));
+      want_out(r.in.count(), "in's count");
+      const std::size_t k = r.in.count() / n;
+      e.send_counts.assign(n, k);
+      e.recv_counts.assign(n, k);
+      break;
+    }
+    case Shape::AllToAllV: {
+      want_size(r.send_counts, "send_counts");
+      want_size(r.recv_counts, "recv_counts");
+      if (sum(r.send_counts) != r.in.count())
+        throw Error(name, "send_counts " + list(r.send_counts) + " add up to " + std::to_string(sum(r.send_counts)) +
+                              " but in has " + std::to_string(r.in.count()) + " elements");
+      if (sum(r.recv_counts) != r.out.count())
+        throw Error(name, "recv_counts " + list(r.recv_counts) + " add up to " + std::to_string(sum(r.recv_counts)) +
+                              " but out has " + std::to_string(r.out.count()) + " elements");
+      e.send_counts.assign(r.send_counts.begin(), r.send_counts.end());
+      e.recv_counts.assign(r.recv_counts.begin(), r.recv_counts.end());
+      break;
+    }
+    case Shape::AllGatherV: {
+      want_size(r.recv_counts, "counts");
+      if (r.recv_counts[me] != r.in.count())
+        throw Error(name, "counts[" + std::to_string(rank) + "] is " + std::to_string(r.recv_counts[me]) +
+                              " but this rank's in has " + std::to_string(r.in.count()) + " elements");
+      want_out(sum(r.recv_counts), "the sum of counts");
+      e.send_counts.assign(n, r.in.count());
+      e.recv_counts.assign(r.recv_counts.begin(), r.recv_counts.end());
+      break;
+    }
+    case Shape::Gather: {
+      check_root();
+      if (rank == r.root) want_out(r.in.count() * n, "world size x in's count");
+      e.send_counts[static_cast<std::size_t>(r.root)] = r.in.count();
+      if (rank == r.root) e.recv_counts.assign(n, r.in.count());
+      break;
+    }
+    case Shape::Scatter: {
+      check_root();
+      if (rank == r.root && r.in.count() != r.out.count() * n)
+        throw Error(name, "in has " + std::to_string(r.in.count()) + " elements but must have " +
+                              std::to_string(r.out.count() * n) + " (world size x out's count)");
+      if (rank == r.root) e.send_counts.assign(n, r.out.count());
+      e.recv_counts[static_cast<std::size_t>(r.root)] = r.out.count();
+      break;
+    }
+  }
+  // All blocks are one shape everywhere: block i's offset is the sum of those before it.
+  e.send_displs = r.shape == Shape::AllGatherV ? std::vector<std::size_t>(n, 0) : offsets(e.send_counts);
+  e.recv_displs = offsets(e.recv_counts);
+  // Separate buffers only: MPI forbids aliasing, and no in-place layout is defined for these.
+  const auto* in_begin = static_cast<const std::byte*>(r.in.data());
+  const auto* out_begin = static_cast<const std::byte*>(r.out.data());
+  const std::size_t in_bytes = r.in.bytes(), out_bytes = r.out.bytes();
+  const bool in_used = r.shape != Shape::Scatter || rank == r.root;
+  const bool out_used = r.shape != Shape::Gather || rank == r.root;
+  if (in_used && out_used && in_bytes > 0 && out_bytes > 0 && in_begin < out_begin + out_bytes &&
+      out_begin < in_begin + in_bytes)
+    throw Error(name, "in and out overlap; " + std::string(name) + " takes separate buffers");
+  return e;
+}
+
+// MPIDIST_VALIDATE: the ranks agree on the element type, the root and the shared count (or, for
+// all_gather_v, the counts); for all_to_all's uneven form every rank's recv_counts must be what
+// the others send it. A difference is the same Error on every rank, naming each rank's value.
+void agree(Group& group, const Fingerprint& fp, const Request& r, const mpi::Exchange* e, std::exception_ptr local) {
+  CallRecord mine(r.name, group.sequence);
+  mine[CallRecord::Failed] = local ? 1 : 0;
+  if (!local) {
+    mine[CallRecord::Dtype] = static_cast<std::int64_t>(r.in.dtype());
+    mine[CallRecord::Root] = r.root;
+    mine[CallRecord::Count] = static_cast<std::int64_t>(shared_count(r, group.topology.size));
+    if (r.shape == Shape::AllGatherV) mine[CallRecord::Detail] = static_cast<std::int64_t>(fnv1a(list(r.recv_counts)) >> 1);
+  }
+  const Verdict verdict = agree_on_record(group, fp, mine);
+  if (verdict.any_failed()) throw_agreed_failure(group, r.name, local);
+  const auto disagree = [&](const char* what, const std::string& value) {
+    const auto all = all_gather_text(group.control, value);
+    std::string detail = std::string("ranks disagree on ") + what + ":";
+    for (std::size_t i = 0; i < all.size(); ++i) detail += (i ? ", rank " : " rank ") + std::to_string(i) + " has " + all[i];
+    group.failed_in_step = true;
+    throw Error(group.name, r.name, detail);
+  };
+  if (!verdict.same(CallRecord::Dtype)) disagree("the element type", std::string(to_string(r.in.dtype())));
+  if (!verdict.same(CallRecord::Root)) disagree("the root", std::to_string(r.root));
+  if (!verdict.same(CallRecord::Count))
+    disagree(r.shape == Shape::AllToAll ? "the block count (in's count / world size)"
+                                        : r.shape == Shape::Gather ? "in's count" : "out's count",
+             std::to_string(shared_count(r, group.topology.size)));
+  if (!verdict.same(CallRecord::Detail)) disagree("the counts", list(r.recv_counts));
+  if (r.shape != Shape::AllToAllV) return;
+  // What every rank will send this one, against what it expects.
+  const auto n = static_cast<std::size_t>(group.topology.size);
+  std::vector<std::uint64_t> sends(e->send_counts.begin(), e->send_counts.end()), coming(n);
+  MPIDIST_MPI_CHECK(MPI_Alltoall(sends.data(), 1, MPI_UINT64_T, coming.data(), 1, MPI_UINT64_T, group.control));
+  std::string problem;
+  for (std::size_t i = 0; i < n; ++i)
+    if (coming[i] != e->recv_counts[i])
+      problem += (problem.empty() ? "" : ", ") + std::string("recv_counts[") + std::to_string(i) + "] is " +
+                 std::to_string(e->recv_counts[i]) + " but rank " + std::to_string(i) + " sends " +
+                 std::to_string(coming[i]);
+  const auto all = all_gather_text(group.control, problem);
+  std::string detail;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (!all[i].empty()) detail += (detail.empty() ? "" : "; ") + std::string("rank ") + std::to_string(i) + ": " + all[i];
+  if (!detail.empty()) {
+    group.failed_in_step = true;
+    throw Error(group.name, r.name, "recv_counts do not match the senders' send_counts: " + detail);
+  }
+}
+
+void run(Group& group, const Request& r) {
+  // Inside a MainProcessContext only this rank runs: a group of one, whatever the communicator.
+  if (MainProcessContext::depth() > 0 || group.topology.size == 1) {
+    const mpi::Exchange e = naming_errors(group.name, [&] { return describe(r, group, 1, 0); });
+    if (e.recv_counts[0] > 0)
+      std::memmove(static_cast<char*>(e.out) + e.recv_displs[0] * size_of(e.dtype),
+                   static_cast<const char*>(e.in) + e.send_displs[0] * size_of(e.dtype),
+                   e.recv_counts[0] * size_of(e.dtype));
+    return;
+  }
+  const int size = group.topology.size;
+  const bool rooted = r.shape == Shape::Gather || r.shape == Shape::Scatter;
+  const Fingerprint fp{r.name, shared_count(r, size), shared_count(r, size) * size_of(r.in.dtype()),
+                       static_cast<int>(r.in.dtype()), rooted ? r.root : -1, -1, nullptr, 0, false};
+  CallScope scope(group, fp);
+  mpi::Exchange e{};
+  const auto local = capture([&] { e = describe(r, group, size, group.topology.rank); });
+  naming_errors(group.name, [&] {
+    if (settings(r.name).validate) agree(group, fp, r, local ? nullptr : &e, local);
+    else if (local) vote_on_local_failure(group, fp, local);
+    mpi::exchange(e);
+  });
+}
+
+Group& group_for(const Communicator* comm, const char* name) {
+  return comm != nullptr ? group_of(*comm, name) : world_group(name);
+}
+
+void all_to_all_v(const Communicator* comm, BufferView in, Counts send_counts, BufferView out, Counts recv_counts) {
+  run(group_for(comm, "all_to_all"), Request{Shape::AllToAllV, "all_to_all", in, out, send_counts, recv_counts});
+}
+
+}  // namespace
+}  // namespace detail
+
+using detail::Request;
+using detail::Shape;
+
+void all_to_all(BufferView in, BufferView out, Stream) {
+  detail::run(detail::world_group("all_to_all"), Request{Shape::AllToAll, "all_to_all", in, out, {}, {}});
+}
+void all_to_all(const Communicator& comm, BufferView in, BufferView out, Stream) {
+  detail::run(detail::group_of(comm, "all_to_all"), Request{Shape::AllToAll, "all_to_all", in, out, {}, {}});
+}
+void all_to_all(BufferView in, std::span<const std::size_t> send_counts, BufferView out,
+                std::span<const std::size_t> recv_counts, Stream) {
+  detail::all_to_all_v(nullptr, in, send_counts, out, recv_counts);
+}
+void all_to_all(const Communicator& comm, BufferView in, std::span<const std::size_t> send_counts, BufferView out,
+                std::span<const std::size_t> recv_counts, Stream) {
+  detail::all_to_all_v(&comm, in, send_counts, out, recv_counts);
+}
+void all_gather_v(BufferView in, BufferView out, std::span<const std::size_t> counts, Stream) {
+  detail::run(detail::world_group("all_gather_v"), Request{Shape::AllGatherV, "all_gather_v", in, out, {}, counts});
+}
+void all_gather_v(const Communicator& comm, BufferView in, BufferView out, std::span<const std::size_t> counts, Stream) {
+  detail::run(detail::group_of(comm, "all_gather_v"), Request{Shape::AllGatherV, "all_gather_v", in, out, {}, counts});
+}
+void gather(BufferView in, BufferView out, int root, Stream) {
+  detail::run(detail::world_group("gather"), Request{Shape::Gather, "gather", in, out, {}, {}, root});
+}
+void gather(const Communicator& comm, BufferView in, BufferView out, int root, Stream) {
+  detail::run(detail::group_of(comm, "gather"), Request{Shape::Gather, "gather", in, out, {}, {}, root});
+}
+void scatter(BufferView in, BufferView out, int root, Stream) {
+  detail::run(detail::world_group("scatter"), Request{Shape::Scatter, "scatter", in, out, {}, {}, root});
+}
+void scatter(const Communicator& comm, BufferView in, BufferView out, int root, Stream) {
+  detail::run(detail::group_of(comm, "scatter"), Request{Shape::Scatter, "scatter", in, out, {}, {}, root});
+}
+
+}  // namespace mpidist
