@@ -102,6 +102,7 @@ struct OpHooks {
   bool rooted = false;    ///< takes -r (the root column)
   bool has_data = true;   ///< false for barrier: no size sweep, no check
   bool in_place_only = false;  ///< broadcast: the API is in place
+  bool out_of_place_only = false;  ///< point-to-point and the uneven collectives: --in-place is refused
   bool objects = false;   ///< object ops keep their own host vectors: no run buffers, no device
   bool many = false;      ///< sizes are per buffer and the op runs --many K of them (all_reduce_many)
   /// Where, in place, the send block lies: the same buffer (all_reduce, reduce), this rank's block

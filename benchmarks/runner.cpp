@@ -225,6 +225,8 @@ SweepOutcome run_sweep(const OpHooks& op, const Options& o, std::ostream& out) {
   run.redop = op.reduces ? o.redop : mpidist::ReduceOp::Sum;
   run.root = o.root;
   run.in_place = o.in_place || op.in_place_only;
+  if (o.in_place && op.out_of_place_only)
+    throw std::invalid_argument("--in-place: " + std::string(op.name) + " has no in-place form");
   run.device = device;
   const int smallest = *std::min_element(groups.begin(), groups.end());
   if (op.rooted && o.root >= smallest)

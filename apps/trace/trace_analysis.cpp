@@ -2,6 +2,7 @@
 #include "trace_analysis.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <tuple>
@@ -58,6 +59,7 @@ std::map<CommKey, CommRecord> collect(const DumpSet& set) {
   for (const auto& d : set.dumps) {
     for (const auto& c : d.communicators) comms[{c.name, c.ranks}].started[d.rank] = c.sequence;
     for (const auto& e : d.entries) {
+      if (is_p2p(e.op)) continue;  // outside the sequence: pending_p2p
       auto& rec = comms[resolve(d, e.comm, known)];
       auto& seen = rec.calls[e.seq];
       // A name reused by a later communicator of the same members: the newer call wins.
@@ -189,9 +191,64 @@ std::vector<CallGroup> group_calls(const std::vector<Seen>& seen) {
 
 }  // namespace
 
+namespace {
+
+// The pending sends and receives, each with what its peer's dump says of the other side.
+std::vector<PendingP2P> pending_p2p(const DumpSet& set) {
+  std::map<std::string, std::set<std::vector<int>>> known;
+  for (const auto& d : set.dumps)
+    for (const auto& c : d.communicators) known[c.name].insert(c.ranks);
+  std::vector<PendingP2P> out;
+  for (const auto& d : set.dumps) {
+    for (const auto& e : d.entries) {
+      if (!is_p2p(e.op) || e.completed() || e.state == "failed") continue;
+      const CommKey key = resolve(d, e.comm, known);
+      const auto& members = key.second;
+      // Group ranks to world ranks (an unknown member list: the world's numbering).
+      auto world_of = [&](std::int64_t r) { return r >= 0 && static_cast<std::size_t>(r) < members.size() ? members[r] : static_cast<int>(r); };
+      const auto me_in_group = std::find(members.begin(), members.end(), d.rank);
+      const std::int64_t me = members.empty() ? d.rank : me_in_group - members.begin();
+      PendingP2P p{d.rank, e.comm, call_of(e), e.state,
+                   static_cast<double>(d.now_ns - std::min(d.now_ns, e.start_ns)) / 1e9, ""};
+      const bool receiving = e.op == "recv";
+      if (e.root < 0) {
+        p.peer = "any rank may send it";
+      } else if (const Dump* peer = dump_of(set, world_of(e.root)); peer == nullptr) {
+        p.peer = "rank " + std::to_string(e.root) + " left no dump";
+      } else {
+        const char* other = receiving ? "send" : "recv";
+        const Entry* match = nullptr;
+        for (const auto& pe : peer->entries)
+          if (pe.op == other && pe.comm == e.comm && (pe.root == me || pe.root < 0) &&
+              (pe.type == e.type || pe.type == "any tag" || e.type == "any tag"))
+            match = &pe;
+        const Absent a = absent(set, peer->rank);
+        const std::string doing = a.current ? "now in " + describe(a.current->call) +
+                                                  (a.current->seq ? " #" + std::to_string(a.current->seq) : "") +
+                                                  " on " + a.current->comm
+                                            : "in no mpidist call";
+        p.peer = "rank " + std::to_string(e.root) + " " +
+                 (match ? std::string("has a matching ") + other + " (" + match->state + ")"
+                        : std::string("has no ") + other + (receiving ? " to" : " from") + " rank " + std::to_string(me) +
+                              " with " + e.type + " in its recorder") +
+                 "; it is " + doing;
+      }
+      out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool is_p2p(const std::string& op) { return op == "send" || op == "recv"; }
+
 Call call_of(const Entry& e) { return Call{e.op, e.count, e.dtype, e.root, e.reduce, e.type}; }
 
 std::string describe(const Call& c) {
+  if (is_p2p(c.op))
+    return c.op + " " + std::to_string(c.count) + " " + c.dtype + (c.op == "send" ? " to " : " from ") +
+           (c.root >= 0 ? "rank " + std::to_string(c.root) : std::string("any rank")) + " (" + c.type + ")";
   std::string out = c.op;
   if (c.count > 0 || !c.dtype.empty()) out += " " + std::to_string(c.count);
   if (!c.dtype.empty()) out += " " + c.dtype;
@@ -254,6 +311,7 @@ Findings analyze(const DumpSet& set) {
       auto groups = group_calls(seen);
       if (groups.size() > 1) f.mismatches.push_back({key.first, seq, std::move(groups)});
     }
+  f.pending_p2p = pending_p2p(set);
   return f;
 }
 
@@ -264,7 +322,8 @@ std::string ranks_word(const std::vector<int>& ranks) {
 }
 
 std::string ref_text(const EntryRef& e) {
-  return "#" + std::to_string(e.seq) + " on " + e.comm + ": " + describe(e.call) + " (" + e.state + ")";
+  const std::string where = e.seq > 0 ? "#" + std::to_string(e.seq) + " on " + e.comm : e.comm;  // p2p: no number
+  return where + ": " + describe(e.call) + " (" + e.state + ")";
 }
 
 std::string first_line(const std::string& text) {
@@ -340,6 +399,15 @@ std::string format_text(const Findings& f) {
       out += "\n";
     }
   }
+  if (!f.pending_p2p.empty()) {
+    out += "point-to-point still pending:\n";
+    char waited[32];
+    for (const auto& p : f.pending_p2p) {
+      std::snprintf(waited, sizeof waited, "%.1f", p.waited_s);
+      out += "  rank " + std::to_string(p.rank) + ": " + describe(p.call) + " on " + p.comm + ", " + p.state +
+             " " + waited + " s before its dump; " + p.peer + "\n";
+    }
+  }
   return out;
 }
 
@@ -405,6 +473,13 @@ std::string format_json(const Findings& f) {
       out += std::string(g ? "," : "") + "{\"ranks\":" + json_ranks(m.groups[g].ranks) +
              ",\"call\":" + json_call(m.groups[g].call) + "}";
     out += "]}";
+  }
+  out += "],\"pending_p2p\":[";
+  for (std::size_t i = 0; i < f.pending_p2p.size(); ++i) {
+    const auto& p = f.pending_p2p[i];
+    out += std::string(i ? "," : "") + "{\"rank\":" + std::to_string(p.rank) + ",\"comm\":" + json_string(p.comm) +
+           ",\"call\":" + json_call(p.call) + ",\"state\":" + json_string(p.state) +
+           ",\"waited_s\":" + std::to_string(p.waited_s) + ",\"peer\":" + json_string(p.peer) + "}";
   }
   return out + "]}\n";
 }

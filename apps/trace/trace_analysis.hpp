@@ -23,7 +23,11 @@ struct Call {
   friend bool operator==(const Call&, const Call&) = default;
 };
 Call call_of(const Entry& e);
-/// "all_reduce 1024 float32 sum", "broadcast 1024 float32 root 0", "barrier".
+/// Point-to-point entries ("send", "recv") sit outside the communicator's numbered sequence; their
+/// root is the peer (group rank, -1 for any rank) and their type the tag ("tag 7").
+bool is_p2p(const std::string& op);
+/// "all_reduce 1024 float32 sum", "broadcast 1024 float32 root 0", "barrier",
+/// "recv 3 float32 from rank 1 (tag 7)".
 std::string describe(const Call& c);
 
 /// A ring entry as the report shows it.
@@ -70,6 +74,16 @@ struct Mismatch {
   std::vector<CallGroup> groups;
 };
 
+/// A send or receive that had not completed when its rank dumped, and what its peer shows.
+struct PendingP2P {
+  int rank = 0;         // world rank
+  std::string comm;
+  Call call;
+  std::string state;
+  double waited_s = 0;  // since it started, at its rank's dump
+  std::string peer;     // what the peer's dump says of the other side
+};
+
 struct RankSummary {
   int rank = 0;
   std::string host;
@@ -88,6 +102,7 @@ struct Findings {
   std::vector<int> missing_dumps;
   std::optional<Incomplete> first_incomplete;
   std::vector<Mismatch> mismatches;
+  std::vector<PendingP2P> pending_p2p;
 };
 
 /// Analyzes a job's dumps (see FORMAT.md for the rules).

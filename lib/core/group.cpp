@@ -69,6 +69,7 @@ void Group::release() noexcept {
   nccl.reset();
   staging.reset();
   fusion.reset();
+  p2p.reset();
   shm.reset();  // MPI_Win_free: collective over `local`, before it goes
   if (finalized) {  // MPI took the communicators with it
     comm = control = local = leaders = MPI_COMM_NULL;

@@ -71,6 +71,8 @@ class Group {
   std::shared_ptr<void> shm;
   // all_reduce_many's packing buffer across nodes (lib/tensors/fusion.cpp), kept between calls.
   std::shared_ptr<void> fusion;
+  // Receives waiting to be matched by a probe (lib/mpi/p2p_messages.hpp), made at the first one.
+  std::shared_ptr<void> p2p;
   // Whether the group's nodes are on more than one host (host names differ; simulated nodes share
   // one) and all hold the same number (more than one) of its ranks: lib/shm's host all-reduce then
   // stays with MPI. Worked out by lib/shm from the job's placement table at the group's first

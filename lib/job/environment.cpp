@@ -15,6 +15,7 @@
 #include "watch/call_scope.hpp"
 #include "watch/fatal_signals.hpp"
 #include "watch/final_check.hpp"
+#include "watch/unreceived_messages.hpp"
 #include "watch/job_end.hpp"
 #include "watch/progress_board.hpp"
 #include "watch/remote_progress.hpp"
@@ -183,6 +184,7 @@ void finalize() {
   }
   // Under the watchdog: a rank that skipped a collective, or made another, is named here.
   detail::check_at_finalize(*ctx);
+  detail::report_unreceived_messages(*ctx);
   ctx->watchdog->stop();
   ctx->remote->release();
   ctx->recorder->record().header.finished.store(1);

@@ -69,26 +69,7 @@ void discard(Group& group, int source, int tag) {
   MPI_Message message = MPI_MESSAGE_NULL;
   MPI_Status status;
   if (MPI_Mprobe(source, tag, group.comm, &message, &status) != MPI_SUCCESS) return;
-  MPI_Count bytes = 0;
-  MPI_Get_elements_x(&status, MPI_BYTE, &bytes);
-  const auto size = static_cast<std::size_t>(bytes < 0 ? 0 : bytes);
-  std::vector<std::byte> sink(std::max<std::size_t>(size, 1));
-  const std::size_t piece = std::size_t{1} << 30;
-  MPI_Datatype type = MPI_BYTE;
-  int count = static_cast<int>(size);
-  if (size > static_cast<std::size_t>(INT_MAX)) {  // pieces of 1 GiB and the rest, as one datatype
-    MPI_Datatype block = MPI_DATATYPE_NULL;
-    MPI_Type_contiguous(static_cast<int>(piece), MPI_BYTE, &block);
-    int lengths[2] = {static_cast<int>(size / piece), static_cast<int>(size % piece)};
-    MPI_Aint places[2] = {0, static_cast<MPI_Aint>(size / piece * piece)};
-    MPI_Datatype types[2] = {block, MPI_BYTE};
-    MPI_Type_create_struct(2, lengths, places, types, &type);
-    MPI_Type_commit(&type);
-    MPI_Type_free(&block);
-    count = 1;
-  }
-  MPI_Mrecv(sink.data(), count, type, &message, &status);
-  if (type != MPI_BYTE) MPI_Type_free(&type);
+  (void)mpi::receive_whole(message, status);
 }
 
 Group& group_for(const Communicator* comm, const char* operation) {
@@ -182,7 +163,7 @@ Status recv_object_payload(const Communicator* comm, std::uint64_t type, Payload
   mpi::Message head;
   Status status;
   naming_errors(group.name, [&] {
-    head.start_recv(group.comm, &frame, sizeof frame, DataType::UInt8, src < 0 ? MPI_ANY_SOURCE : src,
+    head.start_recv(group.comm, mpi::receive_matcher(group), &frame, sizeof frame, DataType::UInt8, src < 0 ? MPI_ANY_SOURCE : src,
                     tag < 0 ? MPI_ANY_TAG : tag);
     wait(group, "recv", head, src, tag);
   });
@@ -205,7 +186,7 @@ Status recv_object_payload(const Communicator* comm, std::uint64_t type, Payload
   }
   mpi::Message body;
   naming_errors(group.name, [&] {
-    body.start_recv(group.comm, into, static_cast<std::size_t>(frame.size), DataType::UInt8, status.source, status.tag);
+    body.start_recv(group.comm, mpi::receive_matcher(group), into, static_cast<std::size_t>(frame.size), DataType::UInt8, status.source, status.tag);
     wait(group, "recv", body, status.source, status.tag);
   });
   return status;

@@ -46,13 +46,15 @@ struct Pending {
   std::uint64_t record = 0;  // flight-recorder id, 0 when not recorded
 };
 
-// The flight recorder keeps p2p beside the collectives, outside the numbered sequence (the
-// peer shows as the call's root, the tag as its type tag).
+// The flight recorder keeps p2p beside the collectives, outside the numbered sequence: the peer
+// shows as the call's root, the tag as its type ("tag 7"; copied by the recorder).
 std::uint64_t record_start(Group& group, const char* operation, const BufferView& buffer, int peer, int tag) {
   Context* ctx = context_if_initialized();
   if (ctx == nullptr || !ctx->recorder) return 0;
+  char tag_text[24] = "any tag";
+  if (tag != any_tag) std::snprintf(tag_text, sizeof tag_text, "tag %d", tag);
   const Fingerprint call{operation, buffer.count(), buffer.bytes(), static_cast<int>(buffer.dtype()), peer, -1,
-                         nullptr, static_cast<std::uint64_t>(tag < 0 ? 0 : tag), false};
+                         tag_text, static_cast<std::uint64_t>(tag < 0 ? 0 : tag), false};
   return ctx->recorder->begin(group.key, -1, 0, group.hash, call, 0.0f);
 }
 
@@ -82,7 +84,7 @@ class P2PWork final : public WorkState {
     Pending& p = pending_[i];
     p.record = record_start(*group_, receiving ? "recv" : "send", buffer, p.peer, p.tag);
     if (receiving)
-      p.message.start_recv(group_->comm, buffer.data(), buffer.count(), buffer.dtype(),
+      p.message.start_recv(group_->comm, mpi::receive_matcher(*group_), buffer.data(), buffer.count(), buffer.dtype(),
                            p.peer == any_source ? MPI_ANY_SOURCE : p.peer, p.tag == any_tag ? MPI_ANY_TAG : p.tag);
     else
       p.message.start_send(group_->comm, buffer.data(), buffer.count(), buffer.dtype(), p.peer, p.tag);

@@ -48,8 +48,10 @@ void say_what_was_in_flight(Context& ctx, int signal) noexcept {
   int n = 0;
   if (call.valid && call.state == CallState::Started) {
     const CommDescriptor* comm = ctx.recorder->find(call.comm_key);
-    n = std::snprintf(line, sizeof line, "mpidist: [rank %d on %s] %s: in flight: %s #%llu on %s (%llu elements) for %.1f s",
-                      h.world_rank, h.host, signal_name(signal), call.op, static_cast<unsigned long long>(call.seq),
+    char seq[32] = "";  // point-to-point calls have none
+    if (call.seq > 0) std::snprintf(seq, sizeof seq, " #%llu", static_cast<unsigned long long>(call.seq));
+    n = std::snprintf(line, sizeof line, "mpidist: [rank %d on %s] %s: in flight: %s%s on %s (%llu elements) for %.1f s",
+                      h.world_rank, h.host, signal_name(signal), call.op, seq,
                       comm ? comm->name.c_str() : "?", static_cast<unsigned long long>(call.count),
                       static_cast<double>(steady_now_ns() - call.start_ns) / 1e9);
   } else {

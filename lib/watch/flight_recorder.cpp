@@ -353,6 +353,10 @@ EntrySnapshot snapshot_of(const Fingerprint& call) noexcept {
 
 std::string describe_call(const EntrySnapshot& e) {
   std::string text = e.op;
+  const bool sending = text == "send";
+  if (sending || text == "recv")  // point-to-point: root is the peer, type the tag
+    return text + " " + std::to_string(e.count) + " " + dtype_name(e.dtype) + (sending ? " to " : " from ") +
+           (e.root >= 0 ? "rank " + std::to_string(e.root) : std::string("any rank")) + " (" + e.type + ")";
   if (e.dtype >= 0) {
     text += " " + std::to_string(e.count) + " " + dtype_name(e.dtype);
   } else if (e.type[0] != '\0') {

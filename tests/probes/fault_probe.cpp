@@ -140,6 +140,21 @@ int run(const std::string& scenario, int odd_rank) {
     if (odd) computing(4s);
     mpidist::all_reduce(std::span<float>(data));
     std::printf("probe: rank %d done\n", me);
+  } else if (scenario == "recv-never-sent") {
+    // The odd rank waits (under a long timeout of its own) for a message rank 0 never sends, while
+    // the others wait in a barrier: the watchdog ends the job and the dumps show the receive.
+    auto patient = mpidist::world().split(0, me);
+    patient.set_timeout(std::chrono::seconds(60));
+    if (odd)
+      mpidist::recv(patient, std::span<int>(ints).first(4), 0, 7);
+    else
+      mpidist::barrier();
+    std::printf("probe: rank %d done\n", me);
+  } else if (scenario == "unreceived") {
+    // A message nobody receives: finalize() names it.
+    if (odd) mpidist::send(std::span<int>(ints).first(4), 0, 5);
+    mpidist::barrier();
+    std::printf("probe: rank %d done\n", me);
   } else if (scenario == "sigusr1") {
     mpidist::barrier();
     if (me == 0) ::raise(SIGUSR1);

@@ -51,6 +51,14 @@ TEST(FaultTest, RankSkippingABarrierIsNamedByTheWatchdog) {
   EXPECT_TRUE(has(job, "ending the job (MPI_Abort)")) << job.output;
 }
 
+TEST(FaultTest, MessageNobodyReceivedIsNamedAtFinalize) {
+  const auto job = run_probe(2, "unreceived", "MPIDIST_TIMEOUT=10");
+  EXPECT_EQ(job.exit_code, 0) << job.output;
+  EXPECT_TRUE(has(job, "probe: rank 0 done")) << job.output;
+  EXPECT_TRUE(has(job, "finalize: a message from rank 1 (tag 5, 4 int32 elements) on 'world' was never received"))
+      << job.output;
+}
+
 TEST(FaultTest, RankSkippingAnAllReduceIsNamedByTheWatchdog) {
   const auto job = run_probe(4, "skip-all-reduce 2", "MPIDIST_TIMEOUT=3");
   expect_reported_in_time(job, 3);
