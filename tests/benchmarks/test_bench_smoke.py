@@ -12,6 +12,7 @@ import sys
 import time
 
 TENSOR_OPS = ["all_reduce", "broadcast", "all_gather", "reduce_scatter", "reduce", "barrier"]
+P2P_OPS = ["sendrecv", "all_to_all", "all_to_all_v", "all_gather_v", "gather", "scatter"]
 OPS = TENSOR_OPS + ["object_broadcast", "object_all_gather"]
 QUICK = ["-b", "8", "-e", "64K", "-f", "32", "-n", "3", "-w", "1", "-c", "1"]
 
@@ -35,6 +36,13 @@ def cases():
     yield 4, ["reduce", "-r", "1", "-o", "max", "-d", "int32", "--in-place", "--group", "2,4"] + QUICK
     yield 4, ["object_broadcast", "-r", "1", "--group", "2"] + QUICK
     yield 4, ["object_all_gather", "--group", "2"] + QUICK
+    # Point-to-point and the uneven collectives: once at 3 ranks (an odd rank out of sendrecv's
+    # pairs, uneven splits), in groups of 2, and rooted at the last rank.
+    for op in P2P_OPS:
+        yield 3, [op] + QUICK
+        yield 4, [op, "--group", "2", "-d", "int64"] + QUICK
+    yield 3, ["gather", "-r", "2", "-d", "uint8"] + QUICK
+    yield 3, ["scatter", "-r", "1", "-d", "float64"] + QUICK
 
 
 def progress_failures(mpiexec, bench):
@@ -69,7 +77,8 @@ def main():
         failures += 1
         print(f"FAIL bad root accepted: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
     for np, args, message in ((4, ["all_reduce", "--group", "3"], "--group 3 does not divide the 4 ranks"),
-                              (4, ["broadcast", "-r", "2", "--group", "2"], "-r 2 out of range for 2 ranks")):
+                              (4, ["broadcast", "-r", "2", "--group", "2"], "-r 2 out of range for 2 ranks"),
+                              (2, ["all_to_all", "--in-place"], "all_to_all has no in-place form")):
         proc = subprocess.run([mpiexec, "-n", str(np), bench] + args, capture_output=True, text=True, timeout=60)
         if proc.returncode == 0 or message not in proc.stderr:
             failures += 1
