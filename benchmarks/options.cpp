@@ -88,7 +88,7 @@ std::string usage() {
          "  -c 0|1    check the results (default 1); any wrong value makes the exit code 1\n"
          "  -o OP     sum, prod, min, max, avg (default sum)\n"
          "  -d TYPE   float16|half, bfloat16, float32|float, float64|double, int8, uint8, int32|int, int64, uint32, uint64\n"
-         "  -r ROOT   root rank of broadcast, reduce, object_broadcast (default 0)\n"
+         "  -r ROOT   root rank of broadcast, reduce, gather, scatter, object_broadcast (default 0)\n"
          "  --backend mpi|nccl|auto   host buffers over MPI, or device buffers over NCCL (default auto:\n"
          "            device buffers when built with NCCL and a GPU is visible)\n"
          "  --in-place / --out-of-place   (default out of place; broadcast is always in place)\n"

@@ -6,9 +6,12 @@
 #include <cstddef>
 #include <span>
 
+#include <memory>
+
 #include "core/collective_call.hpp"
 #include "mpidist/device.hpp"
 #include "mpidist/tensor.hpp"
+#include "mpidist/work.hpp"
 
 namespace mpidist::detail {
 
@@ -49,8 +52,9 @@ void synchronize_stream(const char* operation, Stream stream, int device);
 /// back in device memory. A CUDA failure breaks the group.
 void run_staged(const Call& call, void (*host_path)(const Call&));
 
-/// Copies `bytes` of device memory on `device`, queued on `stream` (without one: ordered after the
-/// legacy default stream, done on return).
+/// Copies `bytes` from or to device memory on `device` (the other side may be host memory: staged
+/// point-to-point), queued on `stream` (without one: ordered after the legacy default stream, done
+/// on return).
 void copy_device_memory(const char* operation, void* to, const void* from, std::size_t bytes, int device,
                         Stream stream);
 
@@ -70,5 +74,21 @@ void run_nccl(const Call& call);
 /// Runs `calls` (device all-reduces of one group, one stream) between one ncclGroupStart and
 /// ncclGroupEnd, so NCCL launches them as one unit; then waits as run_nccl does.
 void run_nccl_many(std::span<const Call> calls);
+
+/// One device send or receive of a point-to-point batch (send and recv are batches of one).
+struct DeviceMessage {
+  bool receiving;
+  void* data;
+  std::size_t count;
+  DataType dtype;
+  int peer;  // a rank of the group, never any_source: NCCL has no wildcard
+};
+
+/// Queues `messages` with NCCL between one ncclGroupStart and ncclGroupEnd on `stream` (without
+/// one: the group's stream, after the legacy default stream). The Work is done at once with a
+/// stream; without, it waits for the batch under the group's timeout. NCCL has no tags: messages
+/// between two ranks match in the order they were issued. A failure aborts the communicator.
+std::unique_ptr<WorkState> start_nccl_p2p(Group& group, const char* operation,
+                                          std::span<const DeviceMessage> messages, Stream stream);
 
 }  // namespace mpidist::detail

@@ -70,6 +70,7 @@ void Group::release() noexcept {
   staging.reset();
   fusion.reset();
   p2p.reset();
+  device_p2p.reset();
   shm.reset();  // MPI_Win_free: collective over `local`, before it goes
   if (finalized) {  // MPI took the communicators with it
     comm = control = local = leaders = MPI_COMM_NULL;

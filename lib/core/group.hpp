@@ -73,6 +73,8 @@ class Group {
   std::shared_ptr<void> fusion;
   // Receives waiting to be matched by a probe (lib/mpi/p2p_messages.hpp), made at the first one.
   std::shared_ptr<void> p2p;
+  // Device isend/irecv not launched yet (lib/tensors/p2p.cpp): NCCL runs them as one group.
+  std::shared_ptr<void> device_p2p;
   // Whether the group's nodes are on more than one host (host names differ; simulated nodes share
   // one) and all hold the same number (more than one) of its ranks: lib/shm's host all-reduce then
   // stays with MPI. Worked out by lib/shm from the job's placement table at the group's first

@@ -101,7 +101,7 @@ void copy_device_memory(const char* operation, void* to, const void* from, std::
                         Stream stream) {
   const cudaStream_t queue = stream ? stream : cuda::library_stream(operation, device);
   if (stream == nullptr) cuda::order_after_default_stream(operation, device, queue);
-  MPIDIST_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, queue));
+  MPIDIST_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, queue));  // either side may be host
   if (stream == nullptr) MPIDIST_CUDA_CHECK(cudaStreamSynchronize(queue));
 }
 

@@ -15,6 +15,10 @@ void run_nccl(const Call& call) {
   throw Error(call.name, "mpidist was built without NCCL");  // unreachable: the front end checks nccl_built()
 }
 
+std::unique_ptr<WorkState> start_nccl_p2p(Group&, const char* operation, std::span<const DeviceMessage>, Stream) {
+  throw Error(operation, "mpidist was built without NCCL");  // unreachable, as above
+}
+
 void run_nccl_many(std::span<const Call> calls) {
   if (!calls.empty()) run_nccl(calls.front());  // unreachable, as above
 }

@@ -4,16 +4,20 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "core/context.hpp"
+#include "core/device_backend.hpp"
 #include "core/group.hpp"
 #include "core/mpi_check.hpp"
 #include "core/p2p_rules.hpp"
+#include "core/settings.hpp"
 #include "mpi/p2p_messages.hpp"
 #include "watch/flight_recorder.hpp"
 #include "watch/timeout.hpp"
@@ -32,11 +36,25 @@ std::string describe_tag(int tag) { return tag == any_tag ? "any tag" : "tag " +
 void check_op(Group& group, const char* operation, const BufferView& buffer, int peer, int tag, bool receiving,
               bool blocking_send = false) {
   check_p2p(group, operation, peer, tag, receiving, blocking_send);
-  if (buffer.device() >= 0)
-    throw Error(group.name, operation, "device memory (CUDA device " + std::to_string(buffer.device()) +
-                                           ") is not supported by point-to-point calls yet; copy it to host memory");
   if (buffer.data() == nullptr && buffer.count() > 0)
     throw Error(group.name, operation, "null buffer with " + std::to_string(buffer.count()) + " elements");
+  if (buffer.device() < 0) return;
+  const int mine = rank_device(context(operation).topology.local_rank);
+  if (buffer.device() != mine)
+    throw Error(group.name, operation, "the buffer is on cuda:" + std::to_string(buffer.device()) +
+                                           " but this rank's device is cuda:" + std::to_string(mine) + " (mpidist::device())");
+}
+
+// Device memory goes through NCCL unless MPIDIST_BACKEND=mpi (then it is staged through host
+// memory, as the collectives' fallback is).
+bool through_nccl(const char* operation, const BufferView& buffer) {
+  return buffer.device() >= 0 && nccl_built() && settings(operation).backend != Backend::Mpi;
+}
+
+// NCCL has no wildcard: a device receive names its peer.
+void check_nccl_peer(Group& group, const char* operation, int peer) {
+  if (peer == any_source)
+    throw Error(group.name, operation, "a receive into device memory names its peer: NCCL has no any_source");
 }
 
 struct Pending {
@@ -77,6 +95,19 @@ class P2PWork final : public WorkState {
   void add(int peer, int tag) {
     pending_.push_back(Pending{mpi::Message(), peer, tag, 0});
   }
+
+  // Device memory through MPI: a host copy of the buffer (filled now for a send; copied back to
+  // the device when a receive completes). Returns what the message uses.
+  BufferView stage(const BufferView& buffer, bool receiving, Stream stream) {
+    if (buffer.device() < 0 || buffer.count() == 0) return buffer;
+    Staged s{std::vector<std::byte>(buffer.bytes()), buffer.data(), buffer.device(), stream, receiving};
+    if (!receiving) {
+      copy_device_memory(operation_, s.host.data(), s.device_data, s.host.size(), s.device, stream);
+      synchronize_stream(operation_, stream, s.device);
+    }
+    staged_.push_back(std::move(s));
+    return BufferView(staged_.back().host.data(), buffer.count(), buffer.dtype());
+  }
   void reserve(std::size_t n) { pending_.reserve(n); }
 
   // Posts op `i` (after every op was added: the vector no longer moves).
@@ -109,6 +140,7 @@ class P2PWork final : public WorkState {
       if (!p.message.mismatch().empty()) mismatch_ = p.message.mismatch();
     }
     if (all && !mismatch_.empty()) throw Error(group_->name, operation_, mismatch_);
+    if (all) unstage();
     return all;
   }
 
@@ -159,39 +191,126 @@ class P2PWork final : public WorkState {
                     "communicator can still be used" + describe_wait_in_flight());
   }
 
+  // The received host copies back into device memory, once.
+  void unstage() {
+    for (auto& s : staged_) {
+      if (!s.receiving || s.device_data == nullptr) continue;
+      copy_device_memory(operation_, s.device_data, s.host.data(), s.host.size(), s.device, s.stream);
+      synchronize_stream(operation_, s.stream, s.device);
+      s.device_data = nullptr;
+    }
+  }
+
+  struct Staged {
+    std::vector<std::byte> host;
+    void* device_data;
+    int device;
+    Stream stream;
+    bool receiving;
+  };
+
   Group* group_;
   const char* operation_;
   std::vector<Pending> pending_;
+  std::vector<Staged> staged_;  // moved as the vector grows, their host buffers stay put
   std::string mismatch_;
 };
+
+// Device isend/irecv through NCCL wait here until the first of them is waited for or tested, or
+// until a blocking send/recv or a batch on the communicator: then all of them go as one NCCL group.
+// NCCL runs the messages of one stream in order, so an irecv and an isend launched one by one
+// would wait for each other (a ring, an exchange); together they never do, as with MPI.
+class DeviceBatch {
+ public:
+  DeviceBatch(Group& group, Stream stream) : group_(&group), stream_(stream) {}
+  void add(const DeviceMessage& message) { messages_.push_back(message); }
+  Stream stream() const noexcept { return stream_; }
+  bool launched() const noexcept { return launched_ != nullptr; }
+  WorkState& launch(const char* operation) {
+    if (!launched_) {
+      if (group_->device_p2p.get() == this) group_->device_p2p.reset();  // no later message joins
+      launched_ = start_nccl_p2p(*group_, operation, messages_, stream_);
+    }
+    return *launched_;
+  }
+
+ private:
+  Group* group_;
+  Stream stream_;
+  std::vector<DeviceMessage> messages_;
+  std::unique_ptr<WorkState> launched_;
+};
+
+class DeferredWork final : public WorkState {
+ public:
+  DeferredWork(Group& group, const char* operation, std::shared_ptr<DeviceBatch> batch)
+      : WorkState(group.name, operation), operation_(operation), batch_(std::move(batch)) {}
+  bool poll() override { return batch_->launch(operation_).poll(); }
+  void complete() override { batch_->launch(operation_).complete(); }
+
+ private:
+  const char* operation_;
+  std::shared_ptr<DeviceBatch> batch_;
+};
+
+// The open batch of `group`, launched now (before a blocking call or a batch of the user's).
+void launch_open_batch(Group& group, const char* operation) {
+  if (auto open = std::static_pointer_cast<DeviceBatch>(group.device_p2p)) open->launch(operation);
+}
+
+std::unique_ptr<WorkState> defer(Group& group, const char* operation, const DeviceMessage& message, Stream stream) {
+  auto open = std::static_pointer_cast<DeviceBatch>(group.device_p2p);
+  if (open && open->stream() != stream) {  // one NCCL group runs on one stream
+    open->launch(operation);
+    open.reset();
+  }
+  if (!open) {
+    open = std::make_shared<DeviceBatch>(group, stream);
+    group.device_p2p = open;
+  }
+  open->add(message);
+  return std::make_unique<DeferredWork>(group, operation, open);
+}
 
 Group& group_for(const Communicator* comm, const char* operation) {
   return comm != nullptr ? group_of(*comm, operation) : world_group(operation);
 }
 
-std::unique_ptr<P2PWork> start_one(const Communicator* comm, const char* operation, const BufferView& buffer,
-                                   int peer, int tag, bool receiving, bool blocking_send = false) {
+std::unique_ptr<WorkState> start_one(const Communicator* comm, const char* operation, const BufferView& buffer,
+                                     int peer, int tag, bool receiving, Stream stream, bool blocking_send = false) {
   Group& group = group_for(comm, operation);
   check_op(group, operation, buffer, peer, tag, receiving, blocking_send);
+  if (through_nccl(operation, buffer)) {
+    check_nccl_peer(group, operation, peer);
+    const DeviceMessage message{receiving, buffer.data(), buffer.count(), buffer.dtype(), peer};
+    if (blocking_send || std::string_view(operation) == "recv") {  // joins the open batch, if any, and goes now
+      auto work = defer(group, operation, message, stream);
+      launch_open_batch(group, operation);
+      return work;
+    }
+    return defer(group, operation, message, stream);
+  }
   auto work = std::make_unique<P2PWork>(group, operation);
   work->add(peer, tag);
-  naming_errors(group.name, [&] { work->start(0, buffer, receiving); });
+  naming_errors(group.name, [&] { work->start(0, work->stage(buffer, receiving, stream), receiving); });
   return work;
 }
 
-void send_blocking(const Communicator* comm, const BufferView& buffer, int dest, int tag) {
+void send_blocking(const Communicator* comm, const BufferView& buffer, int dest, int tag, Stream stream) {
   Group& group = group_for(comm, "send");
-  auto work = start_one(comm, "send", buffer, dest, tag, false, true);
+  auto work = start_one(comm, "send", buffer, dest, tag, false, stream, true);
   naming_errors(group.name, [&] { work->complete(); });
 }
 
-Status recv_blocking(const Communicator* comm, const BufferView& buffer, int src, int tag) {
-  auto work = start_one(comm, "recv", buffer, src, tag, true);
+Status recv_blocking(const Communicator* comm, const BufferView& buffer, int src, int tag, Stream stream) {
+  auto work = start_one(comm, "recv", buffer, src, tag, true, stream);
   naming_errors(work->communicator(), [&] { work->complete(); });
-  return work->status();
+  // NCCL matches in order per peer, without tags: the message is the one from src.
+  if (auto* host = dynamic_cast<P2PWork*>(work.get())) return host->status();
+  return Status{src, tag};
 }
 
-Work batch(const Communicator* comm, std::span<const P2POp> ops) {
+Work batch(const Communicator* comm, std::span<const P2POp> ops, Stream stream) {
   const char* operation = "batch_isend_irecv";
   Group& group = group_for(comm, operation);
   for (const auto& op : ops) {
@@ -200,6 +319,19 @@ Work batch(const Communicator* comm, std::span<const P2POp> ops) {
     check_op(group, operation, op.buffer(), op.peer(), op.tag(), op.kind() == P2POp::Kind::Recv);
   }
   if (ops.empty()) return Work();
+  const bool nccl = std::any_of(ops.begin(), ops.end(), [&](const P2POp& op) { return through_nccl(operation, op.buffer()); });
+  if (nccl) {  // one NCCL group: every buffer in device memory
+    std::vector<DeviceMessage> messages;
+    for (const auto& op : ops) {
+      if (op.buffer().device() < 0 && op.buffer().count() > 0)
+        throw Error(group.name, operation, "a batch that moves device memory through NCCL is all device memory; "
+                                           "this one also has a host buffer (peer " + std::to_string(op.peer()) + ")");
+      messages.push_back({op.kind() == P2POp::Kind::Recv, op.buffer().data(), op.buffer().count(), op.buffer().dtype(),
+                          op.peer()});
+    }
+    launch_open_batch(group, operation);  // earlier isend/irecv first, in issue order
+    return Work(start_nccl_p2p(group, operation, messages, stream));
+  }
   auto work = std::make_unique<P2PWork>(group, operation);
   work->reserve(ops.size());
   for (const auto& op : ops) work->add(op.peer(), op.tag());
@@ -207,9 +339,9 @@ Work batch(const Communicator* comm, std::span<const P2POp> ops) {
   try {
     naming_errors(group.name, [&] {
       for (std::size_t i = 0; i < ops.size(); ++i)
-        if (ops[i].kind() == P2POp::Kind::Recv) work->start(i, ops[i].buffer(), true);
+        if (ops[i].kind() == P2POp::Kind::Recv) work->start(i, work->stage(ops[i].buffer(), true, stream), true);
       for (std::size_t i = 0; i < ops.size(); ++i)
-        if (ops[i].kind() == P2POp::Kind::Send) work->start(i, ops[i].buffer(), false);
+        if (ops[i].kind() == P2POp::Kind::Send) work->start(i, work->stage(ops[i].buffer(), false, stream), false);
     });
   } catch (const Error& e) {
     // MPI refused to post a message: the peers of the others posted may now wait for nothing.
@@ -227,29 +359,33 @@ int max_tag() {
   return detail::tag_upper_bound(group) - detail::reserved_tags;
 }
 
-void send(BufferView buffer, int dest, int tag, Stream) { detail::send_blocking(nullptr, buffer, dest, tag); }
-void send(const Communicator& comm, BufferView buffer, int dest, int tag, Stream) {
-  detail::send_blocking(&comm, buffer, dest, tag);
+void send(BufferView buffer, int dest, int tag, Stream stream) {
+  detail::send_blocking(nullptr, buffer, dest, tag, stream);
 }
-Status recv(BufferView buffer, int src, int tag, Stream) { return detail::recv_blocking(nullptr, buffer, src, tag); }
-Status recv(const Communicator& comm, BufferView buffer, int src, int tag, Stream) {
-  return detail::recv_blocking(&comm, buffer, src, tag);
+void send(const Communicator& comm, BufferView buffer, int dest, int tag, Stream stream) {
+  detail::send_blocking(&comm, buffer, dest, tag, stream);
 }
-Work isend(BufferView buffer, int dest, int tag, Stream) {
-  return Work(detail::start_one(nullptr, "isend", buffer, dest, tag, false));
+Status recv(BufferView buffer, int src, int tag, Stream stream) {
+  return detail::recv_blocking(nullptr, buffer, src, tag, stream);
 }
-Work isend(const Communicator& comm, BufferView buffer, int dest, int tag, Stream) {
-  return Work(detail::start_one(&comm, "isend", buffer, dest, tag, false));
+Status recv(const Communicator& comm, BufferView buffer, int src, int tag, Stream stream) {
+  return detail::recv_blocking(&comm, buffer, src, tag, stream);
 }
-Work irecv(BufferView buffer, int src, int tag, Stream) {
-  return Work(detail::start_one(nullptr, "irecv", buffer, src, tag, true));
+Work isend(BufferView buffer, int dest, int tag, Stream stream) {
+  return Work(detail::start_one(nullptr, "isend", buffer, dest, tag, false, stream));
 }
-Work irecv(const Communicator& comm, BufferView buffer, int src, int tag, Stream) {
-  return Work(detail::start_one(&comm, "irecv", buffer, src, tag, true));
+Work isend(const Communicator& comm, BufferView buffer, int dest, int tag, Stream stream) {
+  return Work(detail::start_one(&comm, "isend", buffer, dest, tag, false, stream));
 }
-Work batch_isend_irecv(std::span<const P2POp> ops, Stream) { return detail::batch(nullptr, ops); }
-Work batch_isend_irecv(const Communicator& comm, std::span<const P2POp> ops, Stream) {
-  return detail::batch(&comm, ops);
+Work irecv(BufferView buffer, int src, int tag, Stream stream) {
+  return Work(detail::start_one(nullptr, "irecv", buffer, src, tag, true, stream));
+}
+Work irecv(const Communicator& comm, BufferView buffer, int src, int tag, Stream stream) {
+  return Work(detail::start_one(&comm, "irecv", buffer, src, tag, true, stream));
+}
+Work batch_isend_irecv(std::span<const P2POp> ops, Stream stream) { return detail::batch(nullptr, ops, stream); }
+Work batch_isend_irecv(const Communicator& comm, std::span<const P2POp> ops, Stream stream) {
+  return detail::batch(&comm, ops, stream);
 }
 
 }  // namespace mpidist

@@ -3,12 +3,14 @@
 // mismatches; a receive that is never matched; user messages beside the library's own.
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "mpi_test.hpp"
 #include "mpidist/mpidist.hpp"
+#include "tensor_buffers.hpp"
 
 namespace {
 
@@ -307,4 +309,62 @@ TEST_F(P2P, LargeMessagesInPieces) {
   }
 }
 
+// Buffers in device memory when the suite runs with MPIDIST_TEST_DEVICE=1 (NCCL's grouped
+// ncclSend/ncclRecv, or staged through host memory under MPIDIST_BACKEND=mpi), else host memory.
+std::vector<float> pattern(int rank, std::size_t count) {
+  std::vector<float> v(count);
+  for (std::size_t i = 0; i < count; ++i) v[i] = static_cast<float>(rank * 100000 + static_cast<int>(i % 99991));
+  return v;
+}
+
+TEST_F(P2P, RingOfBuffersInHostOrDeviceMemory) {
+  const auto comm = mpidist::world();
+  const int me = comm.rank(), size = comm.size();
+  const int next = (me + 1) % size, prev = (me + size - 1) % size;
+  for (const std::size_t count : {std::size_t{0}, std::size_t{5}, std::size_t{5000}}) {
+    TestBuffer<float> out(pattern(me, count)), in(std::vector<float>(count, -1.0f));
+    // Receives listed after the sends: the batch is one unit, whatever the order.
+    std::vector<P2POp> ops{P2POp::send(out.view(), next, 3), P2POp::recv(in.view(), prev, 3)};
+    Work w = mpidist::batch_isend_irecv(comm, ops);
+    w.wait();
+    EXPECT_EQ(in.read(), pattern(prev, count)) << count << " elements";
+  }
+}
+
+TEST_F(P2P, SendRecvAndWorksOnBuffersInHostOrDeviceMemory) {
+  const auto comm = mpidist::world();
+  const int me = comm.rank();
+  const int partner = me ^ 1;
+  if (partner >= comm.size()) GTEST_SKIP() << "no partner for the last rank of an odd world";
+  TestBuffer<std::int64_t> a(std::vector<std::int64_t>(3000, me + 1)), b(std::vector<std::int64_t>(3000, 0));
+  if (me % 2 == 0) {
+    mpidist::send(comm, a.view(), partner, 4);
+    const auto status = mpidist::recv(comm, b.view(), partner, 4);
+    EXPECT_EQ(status.source, partner);
+  } else {
+    mpidist::recv(comm, b.view(), partner, 4);
+    mpidist::send(comm, a.view(), partner, 4);
+  }
+  EXPECT_EQ(b.read(), std::vector<std::int64_t>(3000, partner + 1));
+  TestBuffer<double> c(std::vector<double>(7, me * 0.5)), d(std::vector<double>(7, -1.0));
+  Work r = mpidist::irecv(comm, d.view(), partner, 5);
+  Work s = mpidist::isend(comm, c.view(), partner, 5);
+  s.wait();
+  r.wait();
+  EXPECT_EQ(d.read(), std::vector<double>(7, partner * 0.5));
+}
+
+TEST_F(P2P, DeviceReceiveThroughNcclNamesItsPeer) {
+  const char* backend = std::getenv("MPIDIST_BACKEND");
+  if (!on_device() || backend == nullptr || std::string(backend) != "nccl") GTEST_SKIP() << "NCCL device runs only";
+  TestBuffer<float> in(std::vector<float>(4, 0.0f));
+  expect_error([&] { (void)mpidist::recv(mpidist::world(), in.view(), mpidist::any_source, 1); },
+               {"recv", "NCCL has no any_source"});
+  TestBuffer<float> host_free(std::vector<float>(4, 0.0f));
+  std::vector<float> host(4);
+  std::vector<P2POp> mixed{P2POp::send(host_free.view(), mpidist::rank(), 1), P2POp::recv(std::span(host), mpidist::rank(), 1)};
+  expect_error([&] { (void)mpidist::batch_isend_irecv(mixed); }, {"batch_isend_irecv", "all device memory"});
+}
+
 }  // namespace
+
