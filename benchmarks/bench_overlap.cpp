@@ -160,7 +160,10 @@ std::vector<Row> run_model(const Model& model, int reps, double ratio, double sc
   }
   const double comm_time = median(comm);
   const double compute = comm_time * ratio;  // backward chosen near the communication time
-  mpidist::GradientBuckets buckets(g.views, {.bucket_bytes = std::size_t{25} << 20, .op = mpidist::ReduceOp::Avg});
+  // GradientBuckets takes the gradients in the order backward produces them: the last layer's first.
+  const std::vector<mpidist::BufferView> produced(g.views.rbegin(), g.views.rend());
+  mpidist::GradientBuckets buckets(produced, {.bucket_bytes = std::size_t{25} << 20, .op = mpidist::ReduceOp::Avg});
+  const std::size_t last = g.views.size() - 1;
   std::vector<mpidist::Work> works;
   works.reserve(g.views.size());
   for (int r = 0; r < reps + 1; ++r) {
@@ -191,7 +194,7 @@ std::vector<Row> run_model(const Model& model, int reps, double ratio, double sc
     g.fill();
     mpidist::barrier();
     t = Clock::now();
-    backward(g, compute, [&](std::size_t i) { buckets.mark_ready(i); });
+    backward(g, compute, [&](std::size_t i) { buckets.mark_ready(last - i); });
     buckets.wait();
     if (r > 0) bucketed.push_back(slowest(seconds_since(t)));
     check("buckets");

@@ -52,39 +52,76 @@ void AsyncLane::loop() {
         lock.unlock();
         spin_until([&] { return pending_.load(std::memory_order_acquire) != 0; });
         lock.lock();
-        wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-        if (queue_.empty()) return;  // stopping, and nothing left
       }
+      wake_.wait(lock, [&] { return stopping_ || (!queue_.empty() && !running_); });
+      if (queue_.empty()) return;  // stopping, and nothing left
       job = std::move(queue_.front());
       queue_.pop_front();
+      running_ = true;
     }
-    try {
-      job->run();
-    } catch (...) {
-      job->error = std::current_exception();
-    }
-    job->run = nullptr;  // the closure's captures (the buffers' list) go now, on this thread
-    {
-      std::lock_guard lock(mutex_);
-      job->done.store(true, std::memory_order_release);
-      completed_.fetch_add(1, std::memory_order_acq_rel);
-      pending_.fetch_sub(1, std::memory_order_acq_rel);
-    }
-    finished_.notify_all();
+    run(job);
   }
 }
 
+void AsyncLane::run(const std::shared_ptr<LaneJob>& job) {
+  runner_.store(std::this_thread::get_id(), std::memory_order_release);
+  try {
+    job->run();
+  } catch (...) {
+    job->error = std::current_exception();
+  }
+  job->run = nullptr;  // the closure's captures (the buffers' list) go now
+  {
+    std::lock_guard lock(mutex_);
+    runner_.store(std::thread::id(), std::memory_order_release);
+    running_ = false;
+    job->done.store(true, std::memory_order_release);
+    completed_.fetch_add(1, std::memory_order_acq_rel);
+    pending_.fetch_sub(1, std::memory_order_acq_rel);
+  }
+  finished_.notify_all();
+  wake_.notify_one();  // a job left behind while a waiter ran this one
+}
+
 void AsyncLane::await(const LaneJob& job) noexcept {
+  if (job.done.load(std::memory_order_acquire)) return;
+  std::shared_ptr<LaneJob> mine;
+  {
+    std::lock_guard lock(mutex_);
+    if (!running_ && !queue_.empty() && queue_.front().get() == &job) {
+      mine = std::move(queue_.front());
+      queue_.pop_front();
+      running_ = true;
+    }
+  }
+  if (mine) return run(mine);
   if (spin_until([&] { return job.done.load(std::memory_order_acquire); })) return;
   std::unique_lock lock(mutex_);
   finished_.wait(lock, [&] { return job.done.load(std::memory_order_acquire); });
 }
 
 void AsyncLane::drain() noexcept {
-  if (idle() || thread_id_.load(std::memory_order_acquire) == std::this_thread::get_id()) return;
-  if (spin_until([&] { return idle(); })) return;
-  std::unique_lock lock(mutex_);
-  finished_.wait(lock, [&] { return idle(); });
+  if (idle() || runner_.load(std::memory_order_acquire) == std::this_thread::get_id()) return;
+  for (;;) {
+    // Queued steps that nothing runs yet are run here, in order, rather than handed over.
+    std::shared_ptr<LaneJob> next;
+    {
+      std::lock_guard lock(mutex_);
+      if (idle()) return;
+      if (!running_ && !queue_.empty()) {
+        next = std::move(queue_.front());
+        queue_.pop_front();
+        running_ = true;
+      }
+    }
+    if (next) {
+      run(next);
+      continue;
+    }
+    if (spin_until([&] { return idle(); })) return;
+    std::unique_lock lock(mutex_);
+    finished_.wait(lock, [&] { return idle() || (!running_ && !queue_.empty()); });
+  }
 }
 
 void AsyncLane::stop() noexcept {
@@ -98,22 +135,6 @@ void AsyncLane::stop() noexcept {
   thread_.join();  // the thread empties the queue before it sees stopping_
   thread_ = std::thread();
   thread_id_.store(std::thread::id(), std::memory_order_release);
-}
-
-bool LaneWork::poll() {
-  if (!job_->done.load(std::memory_order_acquire)) return false;
-  if (job_->error) std::rethrow_exception(job_->error);
-  return true;
-}
-
-void LaneWork::complete() {
-  lane_->await(*job_);
-  poll();
-}
-
-Work finished_work(const std::string& communicator, const char* operation, std::exception_ptr error) {
-  if (!error) return Work();
-  return Work(std::make_unique<DoneWork>(communicator, operation, std::move(error)));
 }
 
 }  // namespace mpidist::detail

@@ -36,11 +36,13 @@ class AsyncLane {
 
   /// Queues `run` behind every job queued before it; starts the thread at the first job.
   std::shared_ptr<LaneJob> push(std::function<void()> run);
-  /// Returns once every queued job has run. A no-op on the lane's own thread.
+  /// Returns once every queued job has run. A no-op inside a job (on the thread that runs it).
   void drain() noexcept;
   /// True while no job is queued or running (cheap: one atomic load).
   bool idle() const noexcept { return pending_.load(std::memory_order_acquire) == 0; }
-  /// Blocks until `job` has run (spins briefly, then sleeps on the lane's condition).
+  /// Blocks until `job` has run. When it is next in line and nothing runs, the caller runs it
+  /// itself (a small collective waited for at once pays no hand-over between threads); else it
+  /// spins briefly, then sleeps on the lane's condition.
   void await(const LaneJob& job) noexcept;
   /// Stops the thread after draining. Idempotent; push() afterwards restarts it.
   void stop() noexcept;
@@ -52,6 +54,8 @@ class AsyncLane {
 
  private:
   void loop();
+  // Runs `job` (taken off the queue by this thread) and publishes its end.
+  void run(const std::shared_ptr<LaneJob>& job);
 
   std::mutex mutex_;
   std::condition_variable wake_;      // the thread: a job arrived, or stop
@@ -60,8 +64,10 @@ class AsyncLane {
   std::atomic<std::uint64_t> pending_{0};  // queued + running
   std::atomic<std::uint64_t> completed_{0};
   bool stopping_ = false;
+  bool running_ = false;  // a job runs (on the lane's thread, or on a waiter that took it)
   std::thread thread_;
   std::atomic<std::thread::id> thread_id_{};
+  std::atomic<std::thread::id> runner_{};  // the thread running a job now (the lane's, or a waiter)
 };
 
 /// A Work whose operation is a job on a lane. `lane` outlives the Work's waits: the group that owns
