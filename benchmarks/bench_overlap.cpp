@@ -8,7 +8,7 @@
 // Then the cost of wait() on small all-reduces: all_reduce_async + wait against all_reduce.
 //
 //   mpiexec -n 2 bench_overlap [--model resnet50|bert-base|both] [--reps N] [--compute-ratio R]
-//                              [--scale S] [--json FILE]
+//                              [--scale S] [--bucket-mb M] [--json FILE]
 // Times are medians over --reps steps of the slowest rank; the data is checked after every step.
 #include <mpi.h>
 
@@ -135,7 +135,7 @@ struct Row {
   }
 };
 
-std::vector<Row> run_model(const Model& model, int reps, double ratio, double scale) {
+std::vector<Row> run_model(const Model& model, int reps, double ratio, double scale, std::size_t bucket_bytes) {
   Gradients g(model, scale);
   std::vector<double> comm, raw, compute_alone, seq, per_tensor, bucketed;
   const auto check = [&](const char* what) {
@@ -162,7 +162,7 @@ std::vector<Row> run_model(const Model& model, int reps, double ratio, double sc
   const double compute = comm_time * ratio;  // backward chosen near the communication time
   // GradientBuckets takes the gradients in the order backward produces them: the last layer's first.
   const std::vector<mpidist::BufferView> produced(g.views.rbegin(), g.views.rend());
-  mpidist::GradientBuckets buckets(produced, {.bucket_bytes = std::size_t{25} << 20, .op = mpidist::ReduceOp::Avg});
+  mpidist::GradientBuckets buckets(produced, {.bucket_bytes = bucket_bytes, .op = mpidist::ReduceOp::Avg});
   const std::size_t last = g.views.size() - 1;
   std::vector<mpidist::Work> works;
   works.reserve(g.views.size());
@@ -243,7 +243,7 @@ int main(int argc, char** argv) {
   mpidist::Environment env(argc, argv);
   std::string which = "both", json;
   int reps = 5, iters = 2000;
-  double ratio = 1.0, scale = 1.0;
+  double ratio = 1.0, scale = 1.0, bucket_mb = 25.0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -253,6 +253,7 @@ int main(int argc, char** argv) {
     else if (a == "--compute-ratio") ratio = std::stod(next());
     else if (a == "--scale") scale = std::stod(next());
     else if (a == "--json") json = next();
+    else if (a == "--bucket-mb") bucket_mb = std::stod(next());
     else {
       if (mpidist::rank() == 0) std::fprintf(stderr, "bench_overlap: unknown option %s\n", a.c_str());
       return 2;
@@ -263,11 +264,12 @@ int main(int argc, char** argv) {
   if (which == "bert-base" || which == "both") models.push_back(bert_base());
   std::vector<Row> rows;
   for (const auto& m : models)
-    for (auto& r : run_model(m, reps, ratio, scale)) rows.push_back(r);
+    for (auto& r : run_model(m, reps, ratio, scale, static_cast<std::size_t>(bucket_mb * (1 << 20))))
+      rows.push_back(r);
   const auto latency = small_latency(iters);
   if (mpidist::rank() != 0) return 0;
-  std::printf("# bench_overlap: %d ranks, %d node(s), reps %d, compute = %.2f x comm, scale %.3g\n",
-              mpidist::world_size(), mpidist::num_nodes(), reps, ratio, scale);
+  std::printf("# bench_overlap: %d ranks, %d node(s), reps %d, compute = %.2f x comm, scale %.3g, buckets %.3g MiB\n",
+              mpidist::world_size(), mpidist::num_nodes(), reps, ratio, scale, bucket_mb);
   std::printf("%-10s %-17s %9s %9s %9s %9s %9s %8s %8s %8s\n", "model", "mode", "step_ms", "compute", "comm",
               "raw_mpi", "seq", "step/max", "step/seq", "overlap");
   for (const auto& r : rows)
@@ -280,7 +282,8 @@ int main(int argc, char** argv) {
   if (!json.empty()) {
     std::ofstream out(json);
     out << "{\"ranks\": " << mpidist::world_size() << ", \"nodes\": " << mpidist::num_nodes() << ", \"reps\": " << reps
-        << ", \"compute_ratio\": " << ratio << ", \"scale\": " << scale << ", \"steps\": [";
+        << ", \"compute_ratio\": " << ratio << ", \"scale\": " << scale << ", \"bucket_mb\": " << bucket_mb
+        << ", \"steps\": [";
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i];
       out << (i ? ", " : "") << "{\"model\": \"" << r.model << "\", \"mode\": \"" << r.mode << "\", \"step_s\": " << r.step

@@ -261,4 +261,26 @@ TEST_F(Async, TestPollsUntilDone) {
   EXPECT_EQ(v.back(), static_cast<double>(mpidist::world_size()));
 }
 
+#if MPIDIST_TEST_HAVE_CUDA
+// Device memory with a stream: the async call is queued on it at issue (the Work is done), and
+// work queued after it on the stream sees its result; the emulation applies queued work only at
+// synchronization, so a call that skipped the stream would show here.
+TEST_F(Async, OnDeviceTheCallIsQueuedOnTheStream) {
+  if (!on_device()) GTEST_SKIP() << "device runs only";
+  mpidist::device();
+  cudaStream_t stream = nullptr;
+  cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  TestBuffer<float> a(pattern<float>(4097, 1)), ref(pattern<float>(4097, 1));
+  Work w = mpidist::all_reduce_async(a.view(), ReduceOp::Sum, stream);
+  Work v = mpidist::broadcast_async(a.view(), 0, stream);  // after the all-reduce, on the stream
+  mpidist::wait_all(std::span(&w, 1));
+  v.wait();
+  cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  mpidist::all_reduce(ref.view(), ReduceOp::Sum);
+  mpidist::broadcast(ref.view(), 0);
+  EXPECT_EQ(a.read(), ref.read());
+  cudaStreamDestroy(stream);
+}
+#endif
+
 }  // namespace
