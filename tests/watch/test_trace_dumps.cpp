@@ -48,6 +48,9 @@ const Case cases[] = {
      {"first incomplete collective: #4 on world: barrier"}, {1}, {}, {}},
     {"skip-all-reduce 2", 4, "MPIDIST_TIMEOUT=3",
      {"first incomplete collective: #4 on world: all_reduce 1024 float32 sum"}, {2}, {}, {}},
+    // A non-blocking call never matched: recorded, dumped and reported as async (issue 21).
+    {"skip-all-reduce-async 2", 3, "MPIDIST_TIMEOUT=3",
+     {"first incomplete collective: #4 on world: all_reduce_async 1024 float32 sum"}, {2}, {}, {}},
     {"skip-object-broadcast", 3, "MPIDIST_TIMEOUT=3",
      {"first incomplete collective: #4 on world: broadcast 1 std::string root 0"}, {1}, {}, {}},
     {"count 1 catch", 3, "MPIDIST_VALIDATE=0 MPIDIST_TIMEOUT=4",
