@@ -61,7 +61,8 @@ namespace mpidist {
 /// average: in-place mean.
 [[nodiscard]] Work average_async(BufferView buffer, Stream stream = nullptr);
 [[nodiscard]] Work average_async(const Communicator& comm, BufferView buffer, Stream stream = nullptr);
-/// barrier: done once every rank of the communicator has issued it.
+/// barrier: done once every rank of the communicator has issued it. On one node it is a one-byte
+/// all-reduce in the node's segment, so every rank must call barrier_async (not barrier) there.
 [[nodiscard]] Work barrier_async();
 [[nodiscard]] Work barrier_async(const Communicator& comm);
 /// all_to_all, equal blocks and uneven blocks (the counts are copied).
