@@ -5,8 +5,10 @@
 //
 // 1. Every rank builds its shard of a synthetic dataset (no files, no communication).
 // 2. Rank 0 draws the initial weights and broadcasts them, so all replicas start equal.
-// 3. Each step, every rank computes the gradient on its slice of the global batch and
-//    all_reduce(..., Avg) turns those into the gradient of the whole batch: the replicas stay equal.
+// 3. Each step, every rank computes the gradient on its slice of the global batch and marks its
+//    parts ready in a GradientBuckets (DDP's reducer), which averages them over the ranks while
+//    the rest of backward would still run; wait() leaves the gradient of the whole batch, so the
+//    replicas stay equal.
 // 4. Rank 0 reports progress; the main process alone writes the checkpoint.
 // The global batch is the same for any number of ranks, so 1, 2 or 4 ranks reach the same weights.
 #include <cstdint>
@@ -116,12 +118,19 @@ int main(int argc, char** argv) {
   mpidist::broadcast(std::span(weights), 0);
   log.info("training on ", mpidist::world_size(), " rank(s), ", shard.size(), " samples each, backend ", mpidist::backend());
 
+  // The gradients as a reducer sees them, in the order backward produces them: the bias's, then the
+  // weights'. A bucket is averaged over the ranks as soon as all its gradients are marked ready.
   std::vector<float> gradient(features + 1);
+  const std::span<float> parts(gradient);
+  mpidist::GradientBuckets buckets({mpidist::BufferView(parts.last(1)), mpidist::BufferView(parts.first(features))},
+                                   {.bucket_bytes = 25 << 20, .op = mpidist::ReduceOp::Avg});
   for (int epoch = 1; epoch <= options.epochs; ++epoch) {
     float epoch_loss = 0.0f;
     for (std::size_t start = 0; start < shard.size(); start += local_batch) {
       epoch_loss += gradient_of(std::span(shard).subspan(start, local_batch), weights, gradient);
-      mpidist::all_reduce(std::span(gradient), mpidist::ReduceOp::Avg);  // the whole batch's gradient
+      buckets.mark_ready(0);  // in a deep model: after each layer's backward, while the next one computes
+      buckets.mark_ready(1);
+      buckets.wait();  // the whole batch's gradient
       for (std::size_t i = 0; i < weights.size(); ++i) weights[i] -= options.learning_rate * gradient[i];
     }
     // The mean loss over every rank's samples (virtex's average_across_processes).

@@ -1,6 +1,8 @@
 // mpidist: distributed-training helpers for mpiexec-launched C++ jobs. One include for all of it.
 #pragma once
 
+#include "mpidist/async_collectives.hpp"
+#include "mpidist/buckets.hpp"
 #include "mpidist/collectives.hpp"
 #include "mpidist/communicator.hpp"
 #include "mpidist/config.hpp"

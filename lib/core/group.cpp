@@ -3,6 +3,7 @@
 
 #include <array>
 
+#include "core/async_lane.hpp"
 #include "core/context.hpp"
 #include "core/mpi_check.hpp"
 #include "core/same_everywhere.hpp"
@@ -63,6 +64,11 @@ Group::~Group() { release(); }
 
 void Group::release() noexcept {
   if (Context* ctx = context_if_initialized(); ctx != nullptr && !released()) unwatch_group(*ctx, key);
+  // Queued collectives finish first: they use the segment and the communicators freed below.
+  if (lane) {
+    lane->stop();
+    lane.reset();
+  }
   int finalized = 0;
   MPI_Finalized(&finalized);
   // Device resources first: their deleters may still need the group (NCCL teardown).
@@ -91,14 +97,17 @@ Group& group_of(const Communicator& comm, const char* operation) {
 }
 
 void break_group(Group& group, const std::string& why) noexcept {
+  std::lock_guard lock(group.broken_mutex);
+  if (group.is_broken()) return;  // the first failure wins
   try {
-    if (group.broken.empty()) group.broken = why;
+    group.broken = why;
     // finalize() ends the job for it, even after the group was freed: the others may still wait.
     if (Context* ctx = context_if_initialized(); ctx != nullptr && ctx->first_break.empty())
       ctx->first_break = "communicator " + group.name + " broke: " + why;
   } catch (...) {  // out of memory for the text: still broken
     group.broken = "?";
   }
+  group.broken_flag.store(true, std::memory_order_release);
 }
 
 Group& world_group(const char* operation) { return *context(operation).world; }

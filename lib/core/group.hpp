@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "mpidist/communicator.hpp"
 
 namespace mpidist::detail {
+
+class AsyncLane;
 
 /// Where this rank sits inside one group.
 struct GroupTopology {
@@ -54,7 +57,13 @@ class Group {
   int progress_slot = -1;            // in this rank's RankRecord, -1 when untracked
   std::uint64_t hash = 0;
   double timeout_seconds = -1;       // set_timeout(); negative: the job's MPIDIST_TIMEOUT
-  std::string broken;                // why the group can no longer be used; empty while healthy
+  // Why the group can no longer be used; empty while healthy. Written once, under broken_mutex,
+  // by break_group, which may run on the group's async lane (a timed-out queued collective): read it
+  // through is_broken() first.
+  std::string broken;
+  std::atomic<bool> broken_flag{false};
+  std::mutex broken_mutex;
+  bool is_broken() const noexcept { return broken_flag.load(std::memory_order_acquire); }
   // Set just before an Error that every rank of the call raises alike (an agreement's verdict):
   // the ranks stay in step, so the call's end leaves the group usable. Read and reset by the
   // owning call's finish_call (call_scope.cpp); only the thread inside a call touches it.
@@ -75,6 +84,9 @@ class Group {
   std::shared_ptr<void> p2p;
   // Device isend/irecv not launched yet (lib/tensors/p2p.cpp): NCCL runs them as one group.
   std::shared_ptr<void> device_p2p;
+  // The non-blocking collectives' queue and thread (core/async_lane.hpp), made at the first
+  // async call; drained before any blocking call on the group and before the group goes.
+  std::shared_ptr<AsyncLane> lane;
   // Whether the group's nodes are on more than one host (host names differ; simulated nodes share
   // one) and all hold the same number (more than one) of its ranks: lib/shm's host all-reduce then
   // stays with MPI. Worked out by lib/shm from the job's placement table at the group's first

@@ -24,7 +24,7 @@ int tag_upper_bound(const Group& group) {
 }
 
 void check_p2p(Group& group, const char* operation, int peer, int tag, bool receiving, bool blocking_send) {
-  if (!group.broken.empty())
+  if (group.is_broken())
     throw Error(group.name, operation, "this communicator can no longer be used: " + group.broken +
                                            ". Make a new one, or end the job");
   if (MainProcessContext::depth() > 0)

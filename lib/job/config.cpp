@@ -35,6 +35,25 @@ std::string cpu_affinity() {
   return text;
 }
 
+// What the non-blocking collectives progress on at this job's MPI thread level (README,
+// "Non-blocking collectives and gradient buckets").
+std::string async_progress() {
+  const auto* ctx = detail::context_if_initialized();
+  if (ctx == nullptr) return "";
+  if (ctx->thread_level == MPI_THREAD_MULTIPLE)
+    return "async: ThreadLevel::Multiple: every host step of a non-blocking collective progresses on its "
+           "communicator's thread while the caller computes";
+  std::string text = "async: ThreadLevel::" +
+                     std::string(ctx->thread_level == MPI_THREAD_SERIALIZED ? "Serialized"
+                                 : ctx->thread_level == MPI_THREAD_FUNNELED ? "Funneled"
+                                                                             : "Single") +
+                     ": host collectives within a node progress on the communicator's thread; steps that need MPI";
+  text += ctx->topology.num_nodes > 1 ? " (this job's collectives across its " + std::to_string(ctx->topology.num_nodes) +
+                                            " nodes)"
+                                      : " (across nodes; none in this one-node job)";
+  return text + " run at issue on the caller's thread (ThreadLevel::Multiple runs them on the thread)";
+}
+
 // Reports cross the wire as fields separated by a unit separator, which no field contains.
 constexpr char field_separator = '\x1f';
 
@@ -86,6 +105,7 @@ void write_table(std::ostream& out, const std::vector<RankReport>& reports) {
   if (!reports.empty() && reports.front().simulated_ranks_per_node > 0)
     out << "(sim): nodes simulated on one host by MPIDIST_RANKS_PER_NODE=" << reports.front().simulated_ranks_per_node
         << ", for testing multi-node logic\n";
+  out << async_progress() << "\n";
 }
 
 void write_json(std::ostream& out, const std::vector<RankReport>& reports) {

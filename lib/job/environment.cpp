@@ -173,7 +173,7 @@ void initialize(MPI_Comm comm) {
 void finalize() {
   auto& ctx = detail::g_context;
   if (!ctx) return;
-  if (ctx->topology.world_size > 1 && (ctx->timed_out.load() || !ctx->world->broken.empty())) {
+  if (ctx->topology.world_size > 1 && (ctx->timed_out.load() || ctx->world->is_broken())) {
     // A wait gave up (its operation is still pending in MPI) or the world left step: MPI_Finalize
     // could wait for ranks that never come, and the final check would compare ranks that parted
     // knowingly. The job has failed already; it ends now, saying why.

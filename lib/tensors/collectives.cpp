@@ -12,6 +12,7 @@
 #include "core/text_collectives.hpp"
 #include "tensors/call_checks.hpp"
 #include "tensors/fusion.hpp"
+#include "tensors/issue.hpp"
 #include "tensors/transports.hpp"
 #include "watch/agreement.hpp"
 #include "watch/call_scope.hpp"
@@ -20,10 +21,8 @@
 
 namespace mpidist {
 namespace detail {
-namespace {
 
-// The checks, the ranks' agreement and the transport; `call` as the caller described it.
-void check_and_run(Group& group, Call& call, const BufferView& in, const BufferView& out) {
+const Transport* prepare_call(Group& group, Call& call, const BufferView& in, const BufferView& out) {
   const Transport* transport = nullptr;
   const auto local = capture([&] {
     check_local_arguments(call.kind, call.name, in, out, call.op, call.size, call.rank, call.root);
@@ -32,31 +31,44 @@ void check_and_run(Group& group, Call& call, const BufferView& in, const BufferV
     transport = &choose_transport(call);
     if (transport->check != nullptr) transport->check(call);
   });
-  naming_errors(group.name, [&] {
-    agree_on_call(call, transport, local);
-    if (call.count > 0) transport->run(call);
-  });
+  naming_errors(group.name, [&] { agree_on_call(call, transport, local); });
+  return transport;
 }
 
-// The one entry point of every public collective.
-void collective(Group& group, CollectiveKind kind, const char* name, const BufferView& in, const BufferView& out,
-                ReduceOp op, int root, Stream stream) {
+Call describe_call(Group& group, CollectiveKind kind, const char* name, const BufferView& in, const BufferView& out,
+                   ReduceOp op, int root, Stream stream) {
   const std::size_t count = kind == CollectiveKind::ReduceScatter ? out.count() : in.count();
   // Inside a MainProcessContext only this rank runs: a group of one, whatever the communicator.
-  if (MainProcessContext::depth() > 0) {
-    Call call{kind, name, in.data(), out.data(), count, in.dtype(), op, root, stream, &group, 1, 0, in.device()};
-    return check_and_run(group, call, in, out);  // a local call is no collective: not numbered
-  }
-  Call call{kind, name, in.data(), out.data(), count, in.dtype(), op, root, stream, &group,
-            group.topology.size, group.topology.rank, in.device()};
+  const bool alone = MainProcessContext::depth() > 0;
+  return Call{kind, name, in.data(), out.data(), count, in.dtype(), op, root, stream, &group,
+              alone ? 1 : group.topology.size, alone ? 0 : group.topology.rank, in.device()};
+}
+
+Fingerprint recorded_fingerprint(const Call& call, std::size_t bytes, bool async) {
+  const bool rooted = call.kind == CollectiveKind::Broadcast || call.kind == CollectiveKind::Reduce;
+  Fingerprint fp{call.name, call.count, bytes, static_cast<int>(call.dtype), rooted ? call.root : -1,
+                 reduces(call) ? static_cast<int>(call.op) : -1, nullptr, 0, false};
+  fp.async = async;
+  return fp;
+}
+
+namespace {
+
+// The checks, the ranks' agreement and the transport; `call` as the caller described it.
+void check_and_run(Group& group, Call& call, const BufferView& in, const BufferView& out) {
+  const Transport* transport = prepare_call(group, call, in, out);
+  if (call.count > 0) naming_errors(group.name, [&] { transport->run(call); });
+}
+
+}  // namespace
+
+void collective(Group& group, CollectiveKind kind, const char* name, const BufferView& in, const BufferView& out,
+                ReduceOp op, int root, Stream stream, bool async) {
+  Call call = describe_call(group, kind, name, in, out, op, root, stream);
+  if (MainProcessContext::depth() > 0) return check_and_run(group, call, in, out);  // local: not numbered
   // Numbered, fingerprinted and watched (call_scope.hpp). Finished by hand rather than by a
   // CallScope: its std::uncaught_exceptions() costs two thread-local lookups a call.
-  const bool rooted = kind == CollectiveKind::Broadcast || kind == CollectiveKind::Reduce;
-  const bool reducing = kind == CollectiveKind::AllReduce || kind == CollectiveKind::ReduceScatter ||
-                        kind == CollectiveKind::Reduce;
-  const CallTicket ticket = start_call(group, Fingerprint{name, count, in.bytes(), static_cast<int>(in.dtype()),
-                                                          rooted ? root : -1, reducing ? static_cast<int>(op) : -1,
-                                                          nullptr, 0, false});
+  const CallTicket ticket = start_call(group, recorded_fingerprint(call, in.bytes(), async));
   try {
     check_and_run(group, call, in, out);
   } catch (...) {
@@ -66,17 +78,16 @@ void collective(Group& group, CollectiveKind kind, const char* name, const Buffe
   finish_call(ticket, false);
 }
 
+// The public calls' two forms.
 void collective(const Communicator& comm, CollectiveKind kind, const char* name, const BufferView& in,
                 const BufferView& out, ReduceOp op, int root, Stream stream) {
-  collective(group_of(comm, name), kind, name, in, out, op, root, stream);
+  collective(group_of(comm, name), kind, name, in, out, op, root, stream, false);
 }
 
 void collective(CollectiveKind kind, const char* name, const BufferView& in, const BufferView& out, ReduceOp op,
                 int root, Stream stream) {
-  collective(world_group(name), kind, name, in, out, op, root, stream);
+  collective(world_group(name), kind, name, in, out, op, root, stream, false);
 }
-
-}  // namespace
 
 void average_named(const Communicator* comm, std::span<const NamedBuffer> buffers, Stream stream) {
   Group& group = comm ? group_of(*comm, "average") : world_group("average");

@@ -18,13 +18,17 @@
 #include <string>
 #include <vector>
 
+#include "core/async_lane.hpp"
+#include "core/context.hpp"
 #include "core/device_backend.hpp"
 #include "core/group.hpp"
 #include "core/mpi_check.hpp"
 #include "core/outcome.hpp"
 #include "core/settings.hpp"
 #include "shm/collectives.hpp"
+#include "shm/segment.hpp"
 #include "tensors/call_checks.hpp"
+#include "tensors/issue.hpp"
 #include "tensors/transports.hpp"
 #include "watch/agreement.hpp"
 #include "watch/call_scope.hpp"
@@ -172,6 +176,33 @@ void run_device(Group& group, const char* name, const List& list, ReduceOp op, S
   for (const Call& call : calls) list.transport->run(call);
 }
 
+// Step 1: every rank's checks and the ranks' agreement on the list; throws the call's Error.
+void prepare_list(Group& group, const char* name, List& list, ReduceOp op, Stream stream, int size, int rank) {
+  const auto local = capture([&] { check_list(group, name, list, op, stream, size, rank); });
+  naming_errors(group.name, [&] {
+    if (size > 1 && settings(name).validate) agree_on_list(group, name, list.buffers, list, op, local);
+    else if (size > 1 && local) vote_on_local_failure(group, fingerprint_of(name, list.buffers, op), local);
+    else if (local) std::rethrow_exception(local);
+  });
+}
+
+// Steps 2 and 3.
+void run_list(Group& group, const char* name, const List& list, ReduceOp op, Stream stream, int size, int rank) {
+  naming_errors(group.name, [&] {
+    if (list.device >= 0) return run_device(group, name, list, op, stream, size, rank);
+    if (size > 1) run_host(group, name, list.buffers, op, size, rank);  // a group of one: in place, nothing to do
+  });
+}
+
+// Whether every batch of a host list goes through the node's segment, with no MPI call: then the
+// lane's thread may run it at any thread level.
+bool host_list_in_segment(Group& group, const char* name, int size, int rank) {
+  if (group.topology.num_nodes != 1 || size < 2) return false;
+  const Call probe{CollectiveKind::AllReduce, name, nullptr, nullptr, 1, DataType::Float32, ReduceOp::Sum, 0,
+                   nullptr, &group, size, rank, -1};
+  return shm::accepts(probe, true);
+}
+
 }  // namespace
 
 void all_reduce_many(Group& group, const char* name, std::span<const BufferView> buffers, ReduceOp op, Stream stream) {
@@ -182,14 +213,41 @@ void all_reduce_many(Group& group, const char* name, std::span<const BufferView>
   std::optional<CallScope> scope;
   if (!alone) scope.emplace(group, fingerprint_of(name, buffers, op));
   List list{buffers};
-  const auto local = capture([&] { check_list(group, name, list, op, stream, size, rank); });
-  naming_errors(group.name, [&] {
-    if (size > 1 && settings(name).validate) agree_on_list(group, name, buffers, list, op, local);
-    else if (size > 1 && local) vote_on_local_failure(group, fingerprint_of(name, buffers, op), local);
-    else if (local) std::rethrow_exception(local);
-    if (list.device >= 0) return run_device(group, name, list, op, stream, size, rank);
-    if (size > 1) run_host(group, name, buffers, op, size, rank);  // a group of one: in place, nothing to do
-  });
+  prepare_list(group, name, list, op, stream, size, rank);
+  run_list(group, name, list, op, stream, size, rank);
+}
+
+Work all_reduce_many_async(Group& group, const char* name, std::span<const BufferView> buffers, ReduceOp op,
+                           Stream stream) {
+  if (MainProcessContext::depth() > 0)
+    return run_at_issue(group, name, [&] { all_reduce_many(group, name, buffers, op, stream); });
+  const int size = group.topology.size;
+  const int rank = group.topology.rank;
+  Fingerprint call = fingerprint_of(name, buffers, op);
+  call.async = true;
+  const CallTicket ticket = start_call(group, call);
+  List list{buffers};
+  try {
+    prepare_list(group, name, list, op, stream, size, rank);
+    const bool in_segment = list.device < 0 && host_list_in_segment(group, name, size, rank);
+    const Context* ctx = context_if_initialized();
+    const bool multiple = ctx != nullptr && ctx->thread_level == MPI_THREAD_MULTIPLE;
+    if (list.device >= 0 || size < 2 || !(in_segment || multiple)) {
+      drain(group);
+      run_list(group, name, list, op, stream, size, rank);
+      finish_call(ticket, false);
+      return Work();
+    }
+    if (in_segment) shm::segment(group, name);  // made with MPI calls: here, not on the lane
+  } catch (...) {
+    const auto error = std::current_exception();
+    drain(group);
+    finish_call(ticket, true);
+    return finished_work(group.name, name, error);
+  }
+  Group* g = &group;
+  return queue_step(group, name, ticket, [g, name, views = std::vector<BufferView>(buffers.begin(), buffers.end()), op,
+                                          size, rank] { run_host(*g, name, views, op, size, rank); });
 }
 
 }  // namespace mpidist::detail

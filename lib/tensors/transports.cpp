@@ -61,7 +61,7 @@ void run_staged_mpi(const Call& call) { run_staged(call, &mpi::run); }
 
 constexpr std::array table{
     Transport{"local (group of one)", &one_rank, nullptr, &run_local},
-    Transport{"shm (host memory, one node)", &shm_one_node, nullptr, &shm::run_one_node},
+    Transport{"shm (host memory, one node)", &shm_one_node, nullptr, &shm::run_one_node, true},
     Transport{"hierarchical (host memory: shm in nodes, mpi across)", &shm_hierarchical, nullptr,
               &shm::run_hierarchical},
     Transport{"mpi (host memory)", &host_memory, nullptr, &mpi::run},

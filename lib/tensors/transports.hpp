@@ -16,6 +16,9 @@ struct Transport {
   bool (*accepts)(const Call& call);
   void (*check)(const Call& call);   // local checks before the ranks agree (may be null)
   void (*run)(const Call& call);
+  // run() makes no MPI call (it works in the node's shared memory only): a non-blocking call may
+  // run it on its communicator's lane at any thread level.
+  bool mpi_free = false;
 };
 
 /// Every transport, in order of preference.

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/async_lane.hpp"
 #include "core/context.hpp"
 #include "core/group.hpp"
 #include "core/mpi_check.hpp"
@@ -45,13 +46,15 @@ std::uintptr_t this_thread_token() noexcept { return reinterpret_cast<std::uintp
 
 CallTicket start_call(Group& group, const Fingerprint& call, bool in_sequence) {
   Context* ctx = context_if_initialized();
-  if (!group.broken.empty())
+  if (group.is_broken())
     refuse(group, call, "this communicator can no longer be used: " + group.broken + ". Make a new one, or end the job");
   const auto me = this_thread_token();
   if (ctx != nullptr && ctx->thread_level < MPI_THREAD_SERIALIZED && me != ctx->init_thread)
     refuse(group, call, "called from a thread other than the one that initialized mpidist, which MPI forbids at "
                         "ThreadLevel::" + std::string(ctx->thread_level == MPI_THREAD_SINGLE ? "Single" : "Funneled") +
                         "; initialize with ThreadLevel::Serialized or ThreadLevel::Multiple");
+  // A blocking call takes its turn after the non-blocking ones issued before it (NCCL's stream order).
+  if (!call.async && group.lane) group.lane->drain();
   CallTicket ticket{&group, 0, false};
   ticket.op = call.op;
   std::uintptr_t idle = 0;
@@ -115,6 +118,36 @@ void finish_call(const CallTicket& ticket, bool failed) noexcept {
     group->hash_after_failure.reset();
     group->owner.store(0, std::memory_order_release);
   }
+}
+
+void end_issue(const CallTicket& ticket) noexcept {
+  Group* group = ticket.group;
+  if (group == nullptr) return;
+  if (ticket.seq != 0) group->hash = ticket.hash;
+  if (ticket.owns) {
+    group->failed_in_step = false;
+    group->hash_after_failure.reset();
+    group->owner.store(0, std::memory_order_release);
+  }
+}
+
+void finish_async_call(const CallTicket& ticket, bool failed) noexcept {
+  Group* group = ticket.group;
+  if (group == nullptr) return;
+  // A data step that failed (a timeout, a lost peer) leaves the ranks out of step, as in finish_call.
+  const bool breaks = failed && ticket.seq != 0 && group->topology.size > 1;
+  if (breaks) {
+    try {
+      break_group(*group, std::string(ticket.op ? ticket.op : "a call") + "_async #" + std::to_string(ticket.seq) +
+                              " failed on this rank, and the other ranks may have gone on with it");
+    } catch (...) {
+      break_group(*group, "a call failed");
+    }
+  }
+  if (ticket.id != 0)
+    if (Context* ctx = context_if_initialized(); ctx != nullptr && ctx->recorder)
+      ctx->recorder->end(ticket.id, failed ? CallState::Failed : CallState::Completed,
+                         ticket.seq != 0 ? group->progress_slot : -1, ticket.seq, ticket.hash, breaks);
 }
 
 }  // namespace mpidist::detail

@@ -18,6 +18,13 @@ namespace mpidist::detail {
 /// may legitimately be missed by some ranks, like monitored_barrier). Throws Error for misuse.
 CallTicket start_call(Group& group, const Fingerprint& call, bool in_sequence = true);
 
+/// A non-blocking call whose issue is over (numbered, checked, agreed) while its data still moves on
+/// the group's lane: the group's next call may start. The call counts as completed for the hash.
+void end_issue(const CallTicket& ticket) noexcept;
+/// The end of such a call's data step (on the lane's thread): recorded completed or failed; a
+/// failure breaks the group as finish_call's would.
+void finish_async_call(const CallTicket& ticket, bool failed) noexcept;
+
 class CallScope {
  public:
   CallScope(Group& group, const Fingerprint& call, bool in_sequence = true)

@@ -199,6 +199,11 @@ std::uint64_t FlightRecorder::begin(std::uint64_t key, int slot, std::uint64_t s
   e.state.store(CallState::Started, std::memory_order_relaxed);
   e.dtype = call.dtype, e.root = call.root, e.reduce = call.reduce, e.timeout_seconds = timeout_seconds;
   copy_text(e.op, op_name_size, call.op);
+  if (call.async) {  // the dump, the watchdog and mpidist-trace show "all_reduce_async"
+    std::size_t end = 0;
+    while (e.op[end] != '\0') ++end;
+    copy_text(e.op + end, op_name_size - end, "_async");
+  }
   if (call.type != nullptr || e.type[0] != '\0') copy_text(e.type, type_name_size, call.type);
   e.id.store(id, std::memory_order_release);
   if (slot >= 0) h.comms[slot].started.store(seq, std::memory_order_release);

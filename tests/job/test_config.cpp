@@ -45,7 +45,9 @@ TEST_F(ConfigTest, ShowConfigPrintsATableOnRankZeroOnly) {
     EXPECT_TRUE(lines.empty()) << out.str();
     return;
   }
-  ASSERT_EQ(static_cast<int>(lines.size()), mpidist::world_size() + 1) << out.str();
+  // The table, then what the non-blocking collectives progress on at this thread level.
+  ASSERT_EQ(static_cast<int>(lines.size()), mpidist::world_size() + 2) << out.str();
+  EXPECT_EQ(lines.back().substr(0, 32), "async: ThreadLevel::Funneled: ho") << lines.back();
   EXPECT_EQ(lines[0].substr(0, 4), "rank");
   for (int r = 0; r < mpidist::world_size(); ++r) {
     std::istringstream row(lines[static_cast<std::size_t>(r) + 1]);

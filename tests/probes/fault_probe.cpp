@@ -37,6 +37,15 @@ int run(const std::string& scenario, int odd_rank) {
     if (odd) computing(60s); else mpidist::barrier();
   } else if (scenario == "skip-all-reduce") {
     if (odd) computing(60s); else mpidist::all_reduce(std::span<float>(data));
+  } else if (scenario == "skip-all-reduce-async") {
+    // The others' all_reduce_async is never matched: its step waits on the communicator's lane
+    // while the caller waits in wait(); the watchdog (or the step's own timeout) names it.
+    if (odd) {
+      computing(60s);
+    } else {
+      mpidist::Work work = mpidist::all_reduce_async(std::span<float>(data));
+      work.wait();
+    }
   } else if (scenario == "skip-object-broadcast") {
     // Rank 0 sends and may return at once: the others wait, the skipped rank is named at finalize.
     if (!odd) {

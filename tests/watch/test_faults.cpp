@@ -68,6 +68,16 @@ TEST(FaultTest, RankSkippingAnAllReduceIsNamedByTheWatchdog) {
   EXPECT_TRUE(has(job, "  rank 2, pid")) << job.output;
 }
 
+TEST(FaultTest, ANeverMatchedAsyncAllReduceIsNamedAsAsync) {
+  const auto job = run_probe(3, "skip-all-reduce-async 2", "MPIDIST_TIMEOUT=3");
+  expect_reported_in_time(job, 3);
+  // The watchdog's report, or the same account in the Error that wait() rethrows from the step.
+  EXPECT_TRUE(has(job, "all_reduce_async #4 on world (1024 float32 sum) has waited") ||
+              has(job, "all_reduce on world: timed out after 3 s"))
+      << job.output;
+  EXPECT_TRUE(has(job, "  rank 2, pid")) << job.output;
+}
+
 TEST(FaultTest, RankSkippingAnObjectBroadcastIsNamed) {
   const auto job = run_probe(3, "skip-object-broadcast", "MPIDIST_TIMEOUT=3");
   expect_reported_in_time(job, 3);

@@ -52,6 +52,9 @@ const Case cases[] = {
      {"point-to-point still pending:",
       "rank 0 has no send to rank 1 with tag 7 in its recorder; it is now in barrier #4 on world",
       "now in world/split(color 0): recv 4 int32 from rank 0 (tag 7) (started)"}, {1}, {}, {}},
+    // A non-blocking call never matched: recorded, dumped and reported as async (issue 21).
+    {"skip-all-reduce-async 2", 3, "MPIDIST_TIMEOUT=3",
+     {"first incomplete collective: #4 on world: all_reduce_async 1024 float32 sum"}, {2}, {}, {}},
     {"skip-object-broadcast", 3, "MPIDIST_TIMEOUT=3",
      {"first incomplete collective: #4 on world: broadcast 1 std::string root 0"}, {1}, {}, {}},
     {"count 1 catch", 3, "MPIDIST_VALIDATE=0 MPIDIST_TIMEOUT=4",

@@ -1,0 +1,92 @@
+// Non-blocking tensor collectives: every tensor collective of collectives.hpp with an `_async` form
+// that returns a Work (torch.distributed's async_op=True).
+//
+// - Order. On one communicator, collectives run in the order this rank issued them, blocking or
+//   not: a blocking collective issued while async ones are pending takes its turn after them.
+//   Different communicators progress independently.
+// - Progress. Host-memory work whose steps need no MPI call (the node's shared-memory segment: a
+//   communicator on one node, the default) runs on the communicator's own thread, so it completes
+//   while the caller computes or sleeps, at every thread level. A step that needs MPI (across
+//   nodes, MPIDIST_HOST_ALLREDUCE=mpi, all_to_all, all_gather_v, barrier across nodes) runs on
+//   that thread only at ThreadLevel::Multiple; below it, the call runs on the caller's thread at
+//   issue, after the communicator's queued work, and returns a done Work.
+// - Device memory: the collective is queued on `stream` at issue (the Work is then done: later
+//   work on that stream runs after it); without a stream the issue returns once the result is
+//   ready, as the blocking call does.
+// - Buffers. A buffer handed to an async call must not be read or written until its Work is done.
+// - Errors. wait() rethrows the Error of the operation, the same on every rank wherever the
+//   blocking call would raise one alike (a bad root, a validation mismatch with MPIDIST_VALIDATE).
+// - Watched. The flight recorder and the watchdog see async calls as "<op>_async"; one that is
+//   never matched ends in the communicator's timeout. Inside a MainProcessContext the calls act
+//   on a group of this one rank and return a done Work.
+#pragma once
+
+#include <span>
+
+#include "mpidist/collectives.hpp"
+#include "mpidist/communicator.hpp"
+#include "mpidist/tensor.hpp"
+#include "mpidist/work.hpp"
+
+namespace mpidist {
+
+/// all_reduce, in place and out of place.
+[[nodiscard]] Work all_reduce_async(BufferView buffer, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
+[[nodiscard]] Work all_reduce_async(const Communicator& comm, BufferView buffer, ReduceOp op = ReduceOp::Sum,
+                                    Stream stream = nullptr);
+[[nodiscard]] Work all_reduce_async(BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
+[[nodiscard]] Work all_reduce_async(const Communicator& comm, BufferView in, BufferView out,
+                                    ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
+/// broadcast from `root`.
+[[nodiscard]] Work broadcast_async(BufferView buffer, int root = 0, Stream stream = nullptr);
+[[nodiscard]] Work broadcast_async(const Communicator& comm, BufferView buffer, int root = 0, Stream stream = nullptr);
+/// all_gather: `out` holds size x in.count().
+[[nodiscard]] Work all_gather_async(BufferView in, BufferView out, Stream stream = nullptr);
+[[nodiscard]] Work all_gather_async(const Communicator& comm, BufferView in, BufferView out, Stream stream = nullptr);
+/// reduce_scatter: rank r gets block r.
+[[nodiscard]] Work reduce_scatter_async(BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum,
+                                        Stream stream = nullptr);
+[[nodiscard]] Work reduce_scatter_async(const Communicator& comm, BufferView in, BufferView out,
+                                        ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
+/// reduce to `root`'s `out`.
+[[nodiscard]] Work reduce_async(BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum, int root = 0,
+                                Stream stream = nullptr);
+[[nodiscard]] Work reduce_async(const Communicator& comm, BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum,
+                                int root = 0, Stream stream = nullptr);
+/// all_reduce_many: the list of views is copied; the buffers must stay untouched until done.
+[[nodiscard]] Work all_reduce_many_async(std::span<const BufferView> buffers, ReduceOp op = ReduceOp::Sum,
+                                         Stream stream = nullptr);
+[[nodiscard]] Work all_reduce_many_async(const Communicator& comm, std::span<const BufferView> buffers,
+                                         ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
+/// average: in-place mean.
+[[nodiscard]] Work average_async(BufferView buffer, Stream stream = nullptr);
+[[nodiscard]] Work average_async(const Communicator& comm, BufferView buffer, Stream stream = nullptr);
+/// barrier: done once every rank of the communicator has issued it. On one node it is a one-byte
+/// all-reduce in the node's segment, so every rank must call barrier_async (not barrier) there.
+[[nodiscard]] Work barrier_async();
+[[nodiscard]] Work barrier_async(const Communicator& comm);
+/// all_to_all, equal blocks and uneven blocks (the counts are copied).
+[[nodiscard]] Work all_to_all_async(BufferView in, BufferView out, Stream stream = nullptr);
+[[nodiscard]] Work all_to_all_async(const Communicator& comm, BufferView in, BufferView out, Stream stream = nullptr);
+[[nodiscard]] Work all_to_all_async(BufferView in, std::span<const std::size_t> send_counts, BufferView out,
+                                    std::span<const std::size_t> recv_counts, Stream stream = nullptr);
+[[nodiscard]] Work all_to_all_async(const Communicator& comm, BufferView in, std::span<const std::size_t> send_counts,
+                                    BufferView out, std::span<const std::size_t> recv_counts, Stream stream = nullptr);
+/// all_gather_v: `counts[r]` is rank r's in.count() (copied).
+[[nodiscard]] Work all_gather_v_async(BufferView in, BufferView out, std::span<const std::size_t> counts,
+                                      Stream stream = nullptr);
+[[nodiscard]] Work all_gather_v_async(const Communicator& comm, BufferView in, BufferView out,
+                                      std::span<const std::size_t> counts, Stream stream = nullptr);
+
+/// all_reduce_async on a span.
+template <Element T, std::size_t Extent>
+[[nodiscard]] Work all_reduce_async(std::span<T, Extent> buffer, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr) {
+  return all_reduce_async(BufferView(buffer), op, stream);
+}
+template <Element T, std::size_t Extent>
+[[nodiscard]] Work all_reduce_async(const Communicator& comm, std::span<T, Extent> buffer, ReduceOp op = ReduceOp::Sum,
+                                    Stream stream = nullptr) {
+  return all_reduce_async(comm, BufferView(buffer), op, stream);
+}
+
+}  // namespace mpidist

@@ -1,0 +1,99 @@
+// GradientBuckets: DDP's reducer for C++ training loops. Gradients are grouped into buckets, and
+// each bucket is all-reduced (one fused collective) as soon as backward has produced all of its
+// gradients, while backward goes on computing the earlier layers.
+//
+//   std::vector<mpidist::BufferView> grads = ...;  // in the order backward produces them
+//   mpidist::GradientBuckets buckets(comm, grads, {.bucket_bytes = 25 << 20, .op = mpidist::ReduceOp::Avg});
+//   for (int step = 0; step < steps; ++step) {
+//     for (int i = layers - 1; i >= 0; --i) { backward(i); buckets.mark_ready(i); }
+//     buckets.wait();  // every gradient reduced
+//     optimizer_step();
+//   }
+//   { auto accumulate = buckets.no_sync(); /* steps of gradient accumulation: nothing is reduced */ }
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "mpidist/communicator.hpp"
+#include "mpidist/reduce_op.hpp"
+#include "mpidist/tensor.hpp"
+#include "mpidist/work.hpp"
+
+namespace mpidist {
+
+/// How GradientBuckets forms and reduces its buckets.
+struct BucketOptions {
+  /// A bucket holds consecutive buffers up to this many bytes (a larger buffer is a bucket alone).
+  std::size_t bucket_bytes = std::size_t{25} << 20;
+  /// The reduction (DDP averages).
+  ReduceOp op = ReduceOp::Avg;
+};
+
+/// The buffers' reducer. Not copyable or movable (its buckets' work refers to it); one step at a
+/// time: mark_ready every buffer, then wait().
+///
+/// - Buckets are consecutive buffers in the given order, of one dtype and one memory (host, or one
+///   CUDA device), up to `bucket_bytes`; zero-length buffers join the bucket they fall in.
+/// - The constructor is collective: the ranks must pass the same counts and types, else an Error on
+///   every rank naming the first differing index and each rank's value.
+/// - A bucket is reduced (all_reduce_many_async) once all its buffers are marked and every earlier
+///   bucket was started: every rank starts the same buckets in the same order.
+/// - wait() ends the step: every buffer reduced as all_reduce would leave it. A buffer that some rank
+///   did not mark this step, or marked twice, is an Error on every rank naming the buffer and the
+///   rank (never a hang: the remaining buckets are still reduced, with whatever they hold).
+/// - The buffers must not be touched between their mark_ready and wait().
+class GradientBuckets {
+ public:
+  GradientBuckets(const Communicator& comm, std::vector<BufferView> buffers, BucketOptions options = {});
+  /// On the world.
+  explicit GradientBuckets(std::vector<BufferView> buffers, BucketOptions options = {});
+  ~GradientBuckets();
+  GradientBuckets(const GradientBuckets&) = delete;
+  GradientBuckets& operator=(const GradientBuckets&) = delete;
+
+  /// Buffer `index` holds this step's gradient; its bucket starts once complete. Any order.
+  /// An index out of range is an Error at once (this rank).
+  void mark_ready(std::size_t index);
+  /// Starts every bucket not yet started, waits for all, and checks the step on every rank.
+  void wait();
+
+  /// While the guard lives, mark_ready and wait do nothing (gradient accumulation).
+  class NoSync {
+   public:
+    NoSync(NoSync&& other) noexcept : owner_(other.owner_) { other.owner_ = nullptr; }
+    NoSync& operator=(NoSync&&) = delete;
+    ~NoSync();
+
+   private:
+    friend class GradientBuckets;
+    explicit NoSync(GradientBuckets* owner) noexcept : owner_(owner) {}
+    GradientBuckets* owner_;
+  };
+  [[nodiscard]] NoSync no_sync();
+
+  /// The number of buckets, and the first buffer of each (for tests and logs).
+  std::size_t bucket_count() const noexcept { return first_.size(); }
+  const std::vector<std::size_t>& bucket_starts() const noexcept { return first_; }
+
+ private:
+  void form_buckets();
+  void agree_on_buffers();
+  void launch_ready();
+  void launch(std::size_t bucket);
+
+  Communicator comm_;
+  std::vector<BufferView> buffers_;
+  BucketOptions options_;
+  std::vector<std::size_t> first_;       // first buffer of each bucket
+  std::vector<std::size_t> bucket_of_;   // bucket of each buffer
+  std::vector<std::size_t> remaining_;   // buffers of each bucket not yet marked this step
+  std::vector<std::uint8_t> marks_;      // marks of each buffer this step
+  std::vector<Work> works_;              // one per bucket started this step
+  std::size_t next_ = 0;                 // the next bucket to start
+  std::int64_t problem_ = -1;            // this step's first problem: index * 2 + (double mark ? 1 : 0)
+  int no_sync_ = 0;
+};
+
+}  // namespace mpidist

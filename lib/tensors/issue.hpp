@@ -1,0 +1,41 @@
+// The steps of a tensor collective that the blocking calls (collectives.cpp) and the non-blocking
+// ones (async_collectives.cpp) share. Internal.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+#include "core/collective_call.hpp"
+#include "tensors/transports.hpp"
+#include "watch/flight_recorder.hpp"
+#include "mpidist/detail/call_ticket.hpp"
+#include "mpidist/work.hpp"
+
+namespace mpidist::detail {
+
+/// The call as the caller described it; a group of one inside a MainProcessContext.
+Call describe_call(Group& group, CollectiveKind kind, const char* name, const BufferView& in, const BufferView& out,
+                   ReduceOp op, int root, Stream stream);
+/// What the recorder and the watchdog see of `call` (`async`: recorded as "<op>_async").
+Fingerprint recorded_fingerprint(const Call& call, std::size_t bytes, bool async);
+/// Every rank's own checks and the ranks' agreement (call_checks.hpp); the transport to run it.
+/// Throws the call's Error (the same on every rank where the ranks checked together).
+const Transport* prepare_call(Group& group, Call& call, const BufferView& in, const BufferView& out);
+/// A whole blocking collective: numbered and watched, checked, agreed and run. `async` marks it in
+/// the recorder (an async call run at issue); the caller then drains the group's lane first.
+void collective(Group& group, CollectiveKind kind, const char* name, const BufferView& in, const BufferView& out,
+                ReduceOp op, int root, Stream stream, bool async);
+
+// ---- The non-blocking calls (async_collectives.cpp) ----
+
+/// Whether the lane's thread may run a data step of `transport` on `device`'s memory: steps that
+/// make no MPI call, and at ThreadLevel::Multiple every host step.
+bool lane_may_run(const Group& group, const Transport& transport, int device);
+/// Waits for the group's queued steps (nothing when it has no lane).
+void drain(Group& group);
+/// Runs `fn` (a whole blocking call) now, after the group's queued steps; its Error in the Work.
+Work run_at_issue(Group& group, const char* name, const std::function<void()>& fn);
+/// Ends the issue of `ticket`'s call and queues its data step on the group's lane.
+Work queue_step(Group& group, const char* name, const CallTicket& ticket, std::function<void()> step);
+
+}  // namespace mpidist::detail

@@ -1,0 +1,153 @@
+// GradientBuckets (buckets.hpp): bucket edges, mixed types, any marking order, no_sync
+// accumulation, a missing or double mark (an Error on every rank, never a hang), ranks that pass
+// different buffers, and 1000 steps without growth in threads or memory.
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "mpi_test.hpp"
+#include "mpidist/mpidist.hpp"
+#include "tensor_buffers.hpp"
+
+namespace {
+
+using namespace mpidist_test;
+using mpidist::BufferView;
+using mpidist::GradientBuckets;
+using mpidist::ReduceOp;
+using Buckets = MpiTest;
+
+// "Threads:" or "VmRSS:" of this process, from /proc/self/status.
+long proc_status(const std::string& key) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key, 0) == 0) return std::stol(line.substr(key.size()));
+  return -1;
+}
+
+TEST_F(Buckets, EdgesMixedTypesAndAnyOrder) {
+  const int size = mpidist::world_size();
+  const int me = mpidist::rank();
+  // Cap 400 B: [a 100 f32 = 400 B exactly] [b 101 f32 = 404 B, above] [c 0][d 10 f32][e 10 f64][f 0 i32][g 5 i32]
+  TestBuffer<float> a(std::vector<float>(100, 1.0f)), b(std::vector<float>(101, 2.0f)), d(std::vector<float>(10, 3.0f));
+  TestBuffer<float> c(std::vector<float>{});
+  TestBuffer<double> e(std::vector<double>(10, static_cast<double>(me)));
+  TestBuffer<std::int32_t> f(std::vector<std::int32_t>{}), g(std::vector<std::int32_t>(5, me + 1));
+  GradientBuckets buckets({a.view(), b.view(), c.view(), d.view(), e.view(), f.view(), g.view()},
+                          {.bucket_bytes = 400, .op = ReduceOp::Sum});
+  // a alone (at the cap); b above it, with the empty c after it; d; e+f (f is empty); g (another type).
+  EXPECT_EQ(buckets.bucket_starts(), (std::vector<std::size_t>{0, 1, 3, 4, 6}));
+  std::vector<std::size_t> order(7);
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937 shuffle(7);  // the same order on every rank is not needed: each rank its own
+  for (int step = 0; step < 3; ++step) {
+    std::shuffle(order.begin(), order.end(), shuffle);
+    if (me % 2 == 1) std::reverse(order.begin(), order.end());
+    for (const std::size_t i : order) buckets.mark_ready(i);
+    buckets.wait();
+  }
+  const auto s = static_cast<double>(size);
+  const double s3 = s * s * s;
+  for (const float v : a.read()) ASSERT_EQ(v, static_cast<float>(s3));
+  for (const float v : b.read()) ASSERT_EQ(v, static_cast<float>(2 * s3));
+  for (const float v : d.read()) ASSERT_EQ(v, static_cast<float>(3 * s3));
+  const double ranks_sum = s * (s - 1) / 2;
+  for (const double v : e.read()) ASSERT_EQ(v, ranks_sum * s * s);
+  const std::int64_t g_sum = static_cast<std::int64_t>(size) * (size + 1) / 2;
+  for (const std::int32_t v : g.read()) ASSERT_EQ(v, g_sum * size * size);
+}
+
+TEST_F(Buckets, AveragesByDefaultAndMatchesAllReduce) {
+  TestBuffer<float> x(std::vector<float>(1000, static_cast<float>(mpidist::rank()))), ref(x.read());
+  GradientBuckets buckets(mpidist::world(), {x.view()});
+  buckets.mark_ready(0);
+  buckets.wait();
+  mpidist::all_reduce(ref.view(), ReduceOp::Avg);
+  EXPECT_EQ(x.read(), ref.read());
+}
+
+TEST_F(Buckets, NoSyncAccumulationEqualsSummingByHand) {
+  const int size = mpidist::world_size();
+  const int me = mpidist::rank();
+  std::vector<float> grad(64, 0.0f);
+  GradientBuckets buckets({BufferView(std::span(grad))}, {.bucket_bytes = 1 << 20, .op = ReduceOp::Sum});
+  float by_hand = 0;
+  for (int micro = 1; micro <= 3; ++micro) {
+    auto accumulate = buckets.no_sync();
+    for (auto& g : grad) g += static_cast<float>(micro * (me + 1));
+    buckets.mark_ready(0);  // nothing happens
+    buckets.wait();
+    for (int r = 0; r < size; ++r) by_hand += static_cast<float>(micro * (r + 1));
+  }
+  EXPECT_EQ(grad[0], static_cast<float>(6 * (me + 1)));  // nothing was reduced
+  for (auto& g : grad) g += static_cast<float>(4 * (me + 1));
+  for (int r = 0; r < size; ++r) by_hand += static_cast<float>(4 * (r + 1));
+  buckets.mark_ready(0);  // the step after: the accumulated gradients
+  buckets.wait();
+  for (const float v : grad) ASSERT_EQ(v, by_hand);
+}
+
+TEST_F(Buckets, AMissingMarkIsAnErrorOnEveryRankNamingBufferAndRank) {
+  if (mpidist::world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  std::vector<float> x(10, 1.0f), y(10, 1.0f), z(10, 1.0f);
+  GradientBuckets buckets({BufferView(std::span(x)), BufferView(std::span(y)), BufferView(std::span(z))},
+                          {.bucket_bytes = 40, .op = ReduceOp::Sum});
+  ASSERT_EQ(buckets.bucket_count(), 3u);
+  for (std::size_t i : {0, 1, 2})
+    if (!(mpidist::rank() == 1 && i == 1)) buckets.mark_ready(i);
+  expect_error([&] { buckets.wait(); }, {"buffer 1", "not marked", "rank 1"});
+  // The next step is clean.
+  for (std::size_t i : {2, 1, 0}) buckets.mark_ready(i);
+  buckets.wait();
+  std::vector<float> check(1, 1.0f);
+  mpidist::all_reduce(std::span(check));
+  EXPECT_EQ(check[0], static_cast<float>(mpidist::world_size()));
+}
+
+TEST_F(Buckets, ADoubleMarkIsAnErrorOnEveryRank) {
+  std::vector<float> x(10, 1.0f), y(10, 1.0f);
+  GradientBuckets buckets({BufferView(std::span(x)), BufferView(std::span(y))}, {.bucket_bytes = 40});
+  const int last = mpidist::world_size() - 1;
+  buckets.mark_ready(0);
+  if (mpidist::rank() == last) buckets.mark_ready(0);
+  buckets.mark_ready(1);
+  expect_error([&] { buckets.wait(); }, {"buffer 0", "twice", "rank " + std::to_string(last)});
+  expect_error([&] { buckets.mark_ready(2); }, {"buffer 2", "out of range"});
+}
+
+TEST_F(Buckets, RanksWithDifferentBuffersAreAnErrorOnEveryRank) {
+  if (mpidist::world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  std::vector<float> x(10), y(mpidist::rank() == 1 ? 12 : 11);
+  expect_error([&] { GradientBuckets b({BufferView(std::span(x)), BufferView(std::span(y))}); },
+               {"GradientBuckets", "buffer 1", "rank 0 has 11 float32", "rank 1 has 12 float32"});
+  std::vector<double> z(3);
+  std::vector<BufferView> list{BufferView(std::span(x))};
+  if (mpidist::rank() == 0) list.emplace_back(std::span(z));
+  expect_error([&] { GradientBuckets b(list); }, {"buffer 1", "rank 0 has 3 float64", "rank 1 has no buffer"});
+}
+
+TEST_F(Buckets, AThousandStepsGrowNeitherThreadsNorMemory) {
+  std::vector<std::vector<float>> grads;
+  std::vector<BufferView> views;
+  for (int i = 0; i < 20; ++i) grads.emplace_back(static_cast<std::size_t>(100 + 50 * i), 1.0f);
+  for (auto& g : grads) views.emplace_back(std::span(g));
+  GradientBuckets buckets(views, {.bucket_bytes = 2048, .op = ReduceOp::Avg});
+  const auto step = [&] {
+    for (std::size_t i = views.size(); i-- > 0;) buckets.mark_ready(i);
+    buckets.wait();
+  };
+  for (int i = 0; i < 50; ++i) step();  // warm: the lane's thread, the segment, the allocator
+  const long threads = proc_status("Threads:");
+  const long rss = proc_status("VmRSS:");
+  for (int i = 0; i < 1000; ++i) step();
+  EXPECT_EQ(proc_status("Threads:"), threads);
+  EXPECT_LT(proc_status("VmRSS:") - rss, 2048) << "kB grown over 1000 steps";
+  for (const float v : grads[3]) ASSERT_EQ(v, 1.0f);
+}
+
+}  // namespace
