@@ -44,6 +44,9 @@ class Group {
   MPI_Comm control = MPI_COMM_NULL;  // mpidist's own agreement messages, never matched by a user call
   MPI_Comm local = MPI_COMM_NULL;    // the group's ranks on this node
   MPI_Comm leaders = MPI_COMM_NULL;  // local rank 0 of every node; MPI_COMM_NULL elsewhere
+  // The ranks of this rank's local index on every node: the 2D all-reduce's cross-node step
+  // (lib/shm/two_level.cpp), split from `comm` at the group's first 2D all-reduce and kept.
+  MPI_Comm across = MPI_COMM_NULL;
   GroupTopology topology;
   std::vector<int> world_ranks;      // world rank of every group rank
   std::string name;
@@ -76,6 +79,9 @@ class Group {
   // stays with MPI. Worked out by lib/shm from the job's placement table at the group's first
   // cross-node all-reduce, so it is the same on every member; -1 until then.
   int even_across_hosts = -1;
+  // The group's ranks on each of its nodes when every node holds the same number, else 0 (from the
+  // same table, by lib/shm, so also the same on every member); -1 until worked out.
+  int ranks_per_node = -1;
 };
 
 /// Opens Communicator handles for the library.

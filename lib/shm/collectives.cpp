@@ -24,6 +24,7 @@
 #include "shm/reduce.hpp"
 #include "shm/segment.hpp"
 #include "shm/steps.hpp"
+#include "shm/two_level.hpp"
 
 namespace mpidist::detail::shm {
 namespace {
@@ -88,25 +89,45 @@ void all_reduce_local(Segment& seg, const char* operation, const Layout& layout,
   }
 }
 
-// Group::even_across_hosts, worked out once per group from the job's placement table.
-bool even_across_hosts(Group& group) {
-  if (group.even_across_hosts < 0) {
-    const auto& ranks = context("all_reduce").topology.ranks;
-    const auto& first = ranks[static_cast<std::size_t>(group.world_ranks.front())];
-    bool hosts = false;
-    std::vector<int> per_node;  // the group's ranks on each world node
-    for (const int w : group.world_ranks) {
-      const auto& placement = ranks[static_cast<std::size_t>(w)];
-      hosts = hosts || placement.hostname != first.hostname;
-      const auto node = static_cast<std::size_t>(placement.node_rank);
-      if (node >= per_node.size()) per_node.resize(node + 1, 0);
-      ++per_node[node];
-    }
-    std::erase(per_node, 0);
-    const bool even = std::all_of(per_node.begin(), per_node.end(), [&](int n) { return n == per_node.front(); });
-    group.even_across_hosts = hosts && even && per_node.front() > 1 ? 1 : 0;
+// Group::even_across_hosts and Group::ranks_per_node, worked out once per group from the job's
+// placement table.
+void work_out_nodes(Group& group) {
+  const auto& ranks = context("all_reduce").topology.ranks;
+  const auto& first = ranks[static_cast<std::size_t>(group.world_ranks.front())];
+  bool hosts = false;
+  std::vector<int> per_node;  // the group's ranks on each world node
+  for (const int w : group.world_ranks) {
+    const auto& placement = ranks[static_cast<std::size_t>(w)];
+    hosts = hosts || placement.hostname != first.hostname;
+    const auto node = static_cast<std::size_t>(placement.node_rank);
+    if (node >= per_node.size()) per_node.resize(node + 1, 0);
+    ++per_node[node];
   }
-  return group.even_across_hosts == 1;
+  std::erase(per_node, 0);
+  const bool even = std::all_of(per_node.begin(), per_node.end(), [&](int n) { return n == per_node.front(); });
+  group.ranks_per_node = even ? per_node.front() : 0;
+  group.even_across_hosts = hosts && even && per_node.front() > 1 ? 1 : 0;
+}
+
+// How an all-reduce on a group spanning nodes travels. The same on every member: it depends only
+// on the settings, the size and the placement table (one rank in MPI_Allreduce and another in a
+// hierarchical path would hang).
+enum class AcrossNodes { Mpi, Leader, TwoD };
+
+AcrossNodes across_nodes(const Call& call) {
+  Group& group = *call.group;
+  if (group.ranks_per_node < 0) work_out_nodes(group);
+  // The 2D path needs equal slices on every node, and more than one rank a node to slice for.
+  const bool two_d = group.ranks_per_node > 1;
+  switch (settings(call.name).host_all_reduce) {
+    case HostAllReduce::Mpi: return AcrossNodes::Mpi;
+    case HostAllReduce::Shm: return AcrossNodes::Leader;
+    case HostAllReduce::TwoD: return two_d ? AcrossNodes::TwoD : AcrossNodes::Leader;
+    case HostAllReduce::Auto: break;
+  }
+  const std::size_t bytes = call.count * size_of(call.dtype);
+  if (group.even_across_hosts == 1) return AcrossNodes::Mpi;
+  return bytes >= hierarchical_crossover ? AcrossNodes::Leader : AcrossNodes::Mpi;
 }
 
 }  // namespace
@@ -118,13 +139,8 @@ bool accepts(const Call& call, bool one_node) {
   // a half (reduce_scatter), which bounds a node at 4096 ranks.
   const bool all_reduce = call.kind == CollectiveKind::AllReduce;
   if (!all_reduce && (!one_node || call.size > static_cast<int>(Segment::half_bytes / 64))) return false;
-  switch (settings(call.name).host_all_reduce) {
-    case HostAllReduce::Mpi: return false;
-    case HostAllReduce::Shm: return true;
-    case HostAllReduce::Auto: break;
-  }
-  if (one_node) return true;
-  return !even_across_hosts(*call.group) && call.count * size_of(call.dtype) >= hierarchical_crossover;
+  if (one_node) return settings(call.name).host_all_reduce != HostAllReduce::Mpi;
+  return across_nodes(call) != AcrossNodes::Mpi;
 }
 
 void run_one_node(const Call& call) {
@@ -140,6 +156,7 @@ void all_reduce_pieces(Group& group, const char* operation, std::span<const Piec
 }
 
 void run_hierarchical(const Call& call) {
+  if (across_nodes(call) == AcrossNodes::TwoD) return run_two_level(call);
   Group& group = *call.group;
   // A rank alone on its node (the 1 of 3 + 1) needs no segment.
   Segment* seg = group.topology.local_size > 1 ? &segment(group, call.name) : nullptr;
