@@ -75,12 +75,11 @@ class Group {
   // all_reduce_many's packing buffer across nodes (lib/tensors/fusion.cpp), kept between calls.
   std::shared_ptr<void> fusion;
   // Whether the group's nodes are on more than one host (host names differ; simulated nodes share
-  // one) and all hold the same number (more than one) of its ranks: lib/shm's host all-reduce then
-  // stays with MPI. Worked out by lib/shm from the job's placement table at the group's first
-  // cross-node all-reduce, so it is the same on every member; -1 until then.
-  int even_across_hosts = -1;
-  // The group's ranks on each of its nodes when every node holds the same number, else 0 (from the
-  // same table, by lib/shm, so also the same on every member); -1 until worked out.
+  // one), and the group's ranks on each of its nodes when every node holds the same number, else 0.
+  // lib/shm's host all-reduce chooses by them (MPI, leader-only or 2D). Worked out by lib/shm from
+  // the job's placement table at the group's first cross-node all-reduce, so the same on every
+  // member; -1 until then.
+  int spans_hosts = -1;
   int ranks_per_node = -1;
 };
 

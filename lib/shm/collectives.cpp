@@ -51,11 +51,21 @@ constexpr std::size_t hierarchical_crossover = 16 * 1024;
 //    1.00-1.05. MPI sends 3 N across the hosts a call (the veth's counts), the leaders' exchange 2 N.
 //  - 1 + 1: even (1.00-1.04 both ways): the hierarchical path is MPI_Allreduce between the two
 //    ranks, in 4 MiB pieces (0.76 of MPI's time at 64 MiB in the "before" runs).
-// So where every node holds the same number (more than one) of the group's ranks across hosts,
-// auto keeps MPI at every size; elsewhere (uneven nodes, one rank a node, one host) this crossover.
-// The choice depends only on the job's placement table, the same on every rank: every member of the
-// group takes the same path (one rank in the hierarchical path and another in MPI_Allreduce would
-// hang).
+// Then with the 2D all-reduce (shm/two_level.cpp) beside them, three runs each, 4 B-64 MiB
+// (benchmarks/results/two-hosts-2026-11-25-2d/README.md):
+//  - 2 + 2: MPI_Allreduce still wins at every size; the 2D path (1.1-1.7 from 1 MiB, 2-12 below
+//    256 KiB) and the leader path (0.8-1.2 from 1 MiB, 1.3-5 below) lose. The veth counted the same
+//    bytes for all three: Open MPI's all-reduce at 4 ranks (recursive halving, then doubling) sends
+//    2 (n-1)/n N / L per rank across, N per node, exactly what the 2D path sends, and needs no copies
+//    through the segment. So auto keeps MPI there.
+//  - 3 + 1: the leader path wins at every size, 4 B included (about 0.5-0.6 below 4 KiB: one
+//    exchange between the two leaders against MPI's four steps, two of them across the hosts; 0.6-0.7
+//    from 1 MiB: N per host against MPI's 1.5 N), so auto takes it at every size. The 2D path needs
+//    nodes of equal size and is not used there.
+//  - 1 + 1: the leader path is MPI_Allreduce between the two ranks (even): the crossover stays.
+// On one host (simulated nodes) the 16 KiB crossover stays. The choice depends only on the settings,
+// the size and the job's placement table, the same on every rank: every member of the group takes
+// the same path (one rank in the hierarchical path and another in MPI_Allreduce would hang).
 
 // Messages up to this size go one-shot (measured: beyond it the split arithmetic wins).
 constexpr std::size_t one_shot_limit = 16 * 1024;
@@ -89,8 +99,8 @@ void all_reduce_local(Segment& seg, const char* operation, const Layout& layout,
   }
 }
 
-// Group::even_across_hosts and Group::ranks_per_node, worked out once per group from the job's
-// placement table.
+// Group::spans_hosts and Group::ranks_per_node, worked out once per group from the job's placement
+// table.
 void work_out_nodes(Group& group) {
   const auto& ranks = context("all_reduce").topology.ranks;
   const auto& first = ranks[static_cast<std::size_t>(group.world_ranks.front())];
@@ -106,7 +116,7 @@ void work_out_nodes(Group& group) {
   std::erase(per_node, 0);
   const bool even = std::all_of(per_node.begin(), per_node.end(), [&](int n) { return n == per_node.front(); });
   group.ranks_per_node = even ? per_node.front() : 0;
-  group.even_across_hosts = hosts && even && per_node.front() > 1 ? 1 : 0;
+  group.spans_hosts = hosts ? 1 : 0;
 }
 
 // How an all-reduce on a group spanning nodes travels. The same on every member: it depends only
@@ -125,8 +135,12 @@ AcrossNodes across_nodes(const Call& call) {
     case HostAllReduce::TwoD: return two_d ? AcrossNodes::TwoD : AcrossNodes::Leader;
     case HostAllReduce::Auto: break;
   }
+  if (group.spans_hosts == 1) {
+    if (group.ranks_per_node > 1) return AcrossNodes::Mpi;   // 2 + 2: MPI, the 2D and leader paths lost
+    if (group.ranks_per_node == 0) return AcrossNodes::Leader;  // 3 + 1: the leader path won at every size
+  }
+  // One host (simulated nodes), or one rank a node (1 + 1): the crossover measured on one host.
   const std::size_t bytes = call.count * size_of(call.dtype);
-  if (group.even_across_hosts == 1) return AcrossNodes::Mpi;
   return bytes >= hierarchical_crossover ? AcrossNodes::Leader : AcrossNodes::Mpi;
 }
 
