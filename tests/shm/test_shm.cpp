@@ -309,8 +309,8 @@ TEST_F(Shm, HierarchicalAcrossRealHosts) {
 
 // The same hosts with MPIDIST_HOST_ALLREDUCE=auto: the choice between the hierarchical path and MPI
 // depends on how the group's ranks sit on the hosts (lib/shm/collectives.cpp: even nodes of more
-// than one rank across hosts stay with MPI), and every member must make the same one, or the call
-// hangs. Groups of every kind the two layouts give: the world (2 + 2 even, 3 + 1 uneven), the world
+// than one rank across hosts stay with MPI, uneven ones take the leader path at every size, one
+// rank a node from 16 KiB), and every member must make the same one, or the call hangs. Groups of every kind the two layouts give: the world (2 + 2 even, 3 + 1 uneven), the world
 // without rank 1 (1 + 2, 2 + 1: uneven), even and odd ranks (1 + 1 across the hosts, or two ranks on
 // one host), at sizes around the 16 KiB crossover and just past the leaders' 4 MiB pieces.
 TEST_F(Shm, AutoAcrossRealHosts) {
