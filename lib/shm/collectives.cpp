@@ -53,15 +53,16 @@ constexpr std::size_t hierarchical_crossover = 16 * 1024;
 //    ranks, in 4 MiB pieces (0.76 of MPI's time at 64 MiB in the "before" runs).
 // Then with the 2D all-reduce (shm/two_level.cpp) beside them, three runs each, 4 B-64 MiB
 // (benchmarks/results/two-hosts-2026-11-25-2d/README.md):
-//  - 2 + 2: MPI_Allreduce still wins at every size; the 2D path (1.1-1.7 from 1 MiB, 2-12 below
-//    256 KiB) and the leader path (0.8-1.2 from 1 MiB, 1.3-5 below) lose. The veth counted the same
-//    bytes for all three: Open MPI's all-reduce at 4 ranks (recursive halving, then doubling) sends
-//    2 (n-1)/n N / L per rank across, N per node, exactly what the 2D path sends, and needs no copies
-//    through the segment. So auto keeps MPI there.
-//  - 3 + 1: the leader path wins at every size, 4 B included (about 0.5-0.6 below 4 KiB: one
-//    exchange between the two leaders against MPI's four steps, two of them across the hosts; 0.6-0.7
-//    from 1 MiB: N per host against MPI's 1.5 N), so auto takes it at every size. The 2D path needs
-//    nodes of equal size and is not used there.
+//  - 2 + 2: forced through MPI 0.8-1.22 of raw MPI_Allreduce (the same call: noise), the 2D path
+//    1.23-1.73 from 1 MiB and 1.5-15.6 up to 64 KiB (0.68 at 256 KiB, where raw MPI was slow), the
+//    leader path 0.71-1.19 from 1 MiB and 0.94-4.8 up to 64 KiB. The veth counted the same bytes for
+//    all three: Open MPI's all-reduce at 4 ranks (recursive halving, then doubling) sends
+//    2 (n-1)/n N / L per rank across the hosts, N per host, exactly what the 2D path sends, without
+//    the copies through the segment. Neither hierarchical path wins at every size: auto keeps MPI.
+//  - 3 + 1: the leader path 0.57-0.66 at 4 B-1 KiB (one exchange between the two leaders against
+//    MPI's steps across the hosts), 0.81 at 4 KiB, 0.26-0.49 at 16-256 KiB, 0.58-0.73 from 1 MiB (N
+//    per host against MPI's 1.5 N), MPI 0.98-1.39: auto takes the leader path at every size. The 2D
+//    path needs nodes of equal size and is not used there (2d runs the leader path).
 //  - 1 + 1: the leader path is MPI_Allreduce between the two ranks (even): the crossover stays.
 // On one host (simulated nodes) the 16 KiB crossover stays. The choice depends only on the settings,
 // the size and the job's placement table, the same on every rank: every member of the group takes
