@@ -8,8 +8,8 @@
 //      others' slices out of theirs.
 // Pipelined: up to `in_flight` chunks cross the network while the node reduce-scatters the next
 // ones; the all-gather of the oldest follows once its request completes. Every rank of a node runs
-// the same steps in the same order (the segment's protocol needs it): the 1-3 order above, with
-// step 3 of chunk k after step 1 of chunk k + in_flight, whatever the network does.
+// the same steps in the same order (the segment's protocol needs it): step 3 of chunk k comes
+// right after step 1 of chunk k + in_flight - 1 (or after the last chunk's), whatever the network does.
 // Order of the sums: within a node by local rank, then across the nodes MPI's all-reduce on
 // `across`, whose algorithm depends only on the size and the ranks (never on timing) and gives
 // every member the same bits. So every rank gets the same bits, and integers are exact.
