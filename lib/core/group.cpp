@@ -79,9 +79,10 @@ void Group::release() noexcept {
   device_p2p.reset();
   shm.reset();  // MPI_Win_free: collective over `local`, before it goes
   if (finalized) {  // MPI took the communicators with it
-    comm = control = local = leaders = MPI_COMM_NULL;
+    comm = control = local = leaders = across = MPI_COMM_NULL;
     return;
   }
+  free_comm(across);
   free_comm(leaders);
   free_comm(local);
   free_comm(control);

@@ -47,6 +47,9 @@ class Group {
   MPI_Comm control = MPI_COMM_NULL;  // mpidist's own agreement messages, never matched by a user call
   MPI_Comm local = MPI_COMM_NULL;    // the group's ranks on this node
   MPI_Comm leaders = MPI_COMM_NULL;  // local rank 0 of every node; MPI_COMM_NULL elsewhere
+  // The ranks of this rank's local index on every node: the 2D all-reduce's cross-node step
+  // (lib/shm/two_level.cpp), split from `comm` at the group's first 2D all-reduce and kept.
+  MPI_Comm across = MPI_COMM_NULL;
   GroupTopology topology;
   std::vector<int> world_ranks;      // world rank of every group rank
   std::string name;
@@ -88,10 +91,12 @@ class Group {
   // async call; drained before any blocking call on the group and before the group goes.
   std::shared_ptr<AsyncLane> lane;
   // Whether the group's nodes are on more than one host (host names differ; simulated nodes share
-  // one) and all hold the same number (more than one) of its ranks: lib/shm's host all-reduce then
-  // stays with MPI. Worked out by lib/shm from the job's placement table at the group's first
-  // cross-node all-reduce, so it is the same on every member; -1 until then.
-  int even_across_hosts = -1;
+  // one), and the group's ranks on each of its nodes when every node holds the same number, else 0.
+  // lib/shm's host all-reduce chooses by them (MPI, leader-only or 2D). Worked out by lib/shm from
+  // the job's placement table at the group's first cross-node all-reduce, so the same on every
+  // member; -1 until then.
+  int spans_hosts = -1;
+  int ranks_per_node = -1;
 };
 
 /// Opens Communicator handles for the library.

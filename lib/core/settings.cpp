@@ -71,7 +71,8 @@ HostAllReduce parse_host_all_reduce(const std::string& text) {
   if (text.empty() || text == "auto") return HostAllReduce::Auto;
   if (text == "mpi") return HostAllReduce::Mpi;
   if (text == "shm") return HostAllReduce::Shm;
-  throw Error(operation, "MPIDIST_HOST_ALLREDUCE='" + text + "' is not one of auto, mpi, shm");
+  if (text == "2d") return HostAllReduce::TwoD;
+  throw Error(operation, "MPIDIST_HOST_ALLREDUCE='" + text + "' is not one of auto, mpi, shm, 2d");
 }
 
 std::size_t parse_fusion_bytes(const std::string& text) {

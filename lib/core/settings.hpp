@@ -20,9 +20,11 @@ inline constexpr double default_timeout_seconds = 600.0;
 /// Default MPIDIST_FUSION_BYTES: Horovod's default fusion buffer (64 MiB).
 inline constexpr std::size_t default_fusion_bytes = std::size_t{64} << 20;
 
-/// MPIDIST_HOST_ALLREDUCE: how a host all_reduce travels. Auto picks shared memory above the
-/// measured crossover and MPI below it; Mpi and Shm force one (Shm: hierarchical across nodes).
-enum class HostAllReduce { Auto, Mpi, Shm };
+/// MPIDIST_HOST_ALLREDUCE: how a host all_reduce travels. Auto picks per size and placement from
+/// measurements; Mpi, Shm and TwoD force one. Across nodes Shm is the leader-only hierarchical
+/// all-reduce and TwoD the 2D one (every local rank carries a slice; on nodes of unequal size,
+/// where slices cannot match, the leader-only one); on one node both are the segment's.
+enum class HostAllReduce { Auto, Mpi, Shm, TwoD };
 
 struct Settings {
   /// MPIDIST_VALIDATE: the cross-rank argument check before every tensor collective. "auto"
@@ -40,7 +42,7 @@ struct Settings {
   std::uint32_t trace_entries = 2000;
   /// MPIDIST_TRACE_DIR: where dumps go; "" keeps them in memory only.
   std::string trace_dir;
-  /// MPIDIST_HOST_ALLREDUCE=auto|mpi|shm.
+  /// MPIDIST_HOST_ALLREDUCE=auto|mpi|shm|2d.
   HostAllReduce host_all_reduce = HostAllReduce::Auto;
   /// MPIDIST_FUSION_BYTES: the most bytes all_reduce_many packs into one collective.
   std::size_t fusion_bytes = default_fusion_bytes;

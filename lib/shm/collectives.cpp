@@ -24,6 +24,7 @@
 #include "shm/reduce.hpp"
 #include "shm/segment.hpp"
 #include "shm/steps.hpp"
+#include "shm/two_level.hpp"
 
 namespace mpidist::detail::shm {
 namespace {
@@ -50,11 +51,22 @@ constexpr std::size_t hierarchical_crossover = 16 * 1024;
 //    1.00-1.05. MPI sends 3 N across the hosts a call (the veth's counts), the leaders' exchange 2 N.
 //  - 1 + 1: even (1.00-1.04 both ways): the hierarchical path is MPI_Allreduce between the two
 //    ranks, in 4 MiB pieces (0.76 of MPI's time at 64 MiB in the "before" runs).
-// So where every node holds the same number (more than one) of the group's ranks across hosts,
-// auto keeps MPI at every size; elsewhere (uneven nodes, one rank a node, one host) this crossover.
-// The choice depends only on the job's placement table, the same on every rank: every member of the
-// group takes the same path (one rank in the hierarchical path and another in MPI_Allreduce would
-// hang).
+// Then with the 2D all-reduce (shm/two_level.cpp) beside them, three runs each, 4 B-64 MiB
+// (benchmarks/results/two-hosts-2026-11-25-2d/README.md):
+//  - 2 + 2: forced through MPI 0.8-1.22 of raw MPI_Allreduce (the same call: noise), the 2D path
+//    1.23-1.73 from 1 MiB and 1.5-15.6 up to 64 KiB (0.68 at 256 KiB, where raw MPI was slow), the
+//    leader path 0.71-1.19 from 1 MiB and 0.94-4.8 up to 64 KiB. The veth counted the same bytes for
+//    all three: Open MPI's all-reduce at 4 ranks (recursive halving, then doubling) sends
+//    2 (n-1)/n N / L per rank across the hosts, N per host, exactly what the 2D path sends, without
+//    the copies through the segment. Neither hierarchical path wins at every size: auto keeps MPI.
+//  - 3 + 1: the leader path 0.57-0.66 at 4 B-1 KiB (one exchange between the two leaders against
+//    MPI's steps across the hosts), 0.81 at 4 KiB, 0.26-0.49 at 16-256 KiB, 0.58-0.73 from 1 MiB (N
+//    per host against MPI's 1.5 N), MPI 0.98-1.39: auto takes the leader path at every size. The 2D
+//    path needs nodes of equal size and is not used there (2d runs the leader path).
+//  - 1 + 1: the leader path is MPI_Allreduce between the two ranks (even): the crossover stays.
+// On one host (simulated nodes) the 16 KiB crossover stays. The choice depends only on the settings,
+// the size and the job's placement table, the same on every rank: every member of the group takes
+// the same path (one rank in the hierarchical path and another in MPI_Allreduce would hang).
 
 // Messages up to this size go one-shot (measured: beyond it the split arithmetic wins).
 constexpr std::size_t one_shot_limit = 16 * 1024;
@@ -88,25 +100,49 @@ void all_reduce_local(Segment& seg, const char* operation, const Layout& layout,
   }
 }
 
-// Group::even_across_hosts, worked out once per group from the job's placement table.
-bool even_across_hosts(Group& group) {
-  if (group.even_across_hosts < 0) {
-    const auto& ranks = context("all_reduce").topology.ranks;
-    const auto& first = ranks[static_cast<std::size_t>(group.world_ranks.front())];
-    bool hosts = false;
-    std::vector<int> per_node;  // the group's ranks on each world node
-    for (const int w : group.world_ranks) {
-      const auto& placement = ranks[static_cast<std::size_t>(w)];
-      hosts = hosts || placement.hostname != first.hostname;
-      const auto node = static_cast<std::size_t>(placement.node_rank);
-      if (node >= per_node.size()) per_node.resize(node + 1, 0);
-      ++per_node[node];
-    }
-    std::erase(per_node, 0);
-    const bool even = std::all_of(per_node.begin(), per_node.end(), [&](int n) { return n == per_node.front(); });
-    group.even_across_hosts = hosts && even && per_node.front() > 1 ? 1 : 0;
+// Group::spans_hosts and Group::ranks_per_node, worked out once per group from the job's placement
+// table.
+void work_out_nodes(Group& group) {
+  const auto& ranks = context("all_reduce").topology.ranks;
+  const auto& first = ranks[static_cast<std::size_t>(group.world_ranks.front())];
+  bool hosts = false;
+  std::vector<int> per_node;  // the group's ranks on each world node
+  for (const int w : group.world_ranks) {
+    const auto& placement = ranks[static_cast<std::size_t>(w)];
+    hosts = hosts || placement.hostname != first.hostname;
+    const auto node = static_cast<std::size_t>(placement.node_rank);
+    if (node >= per_node.size()) per_node.resize(node + 1, 0);
+    ++per_node[node];
   }
-  return group.even_across_hosts == 1;
+  std::erase(per_node, 0);
+  const bool even = std::all_of(per_node.begin(), per_node.end(), [&](int n) { return n == per_node.front(); });
+  group.ranks_per_node = even ? per_node.front() : 0;
+  group.spans_hosts = hosts ? 1 : 0;
+}
+
+// How an all-reduce on a group spanning nodes travels. The same on every member: it depends only
+// on the settings, the size and the placement table (one rank in MPI_Allreduce and another in a
+// hierarchical path would hang).
+enum class AcrossNodes { Mpi, Leader, TwoD };
+
+AcrossNodes across_nodes(const Call& call) {
+  Group& group = *call.group;
+  if (group.ranks_per_node < 0) work_out_nodes(group);
+  // The 2D path needs equal slices on every node, and more than one rank a node to slice for.
+  const bool two_d = group.ranks_per_node > 1;
+  switch (settings(call.name).host_all_reduce) {
+    case HostAllReduce::Mpi: return AcrossNodes::Mpi;
+    case HostAllReduce::Shm: return AcrossNodes::Leader;
+    case HostAllReduce::TwoD: return two_d ? AcrossNodes::TwoD : AcrossNodes::Leader;
+    case HostAllReduce::Auto: break;
+  }
+  if (group.spans_hosts == 1) {
+    if (group.ranks_per_node > 1) return AcrossNodes::Mpi;   // 2 + 2: MPI, the 2D and leader paths lost
+    if (group.ranks_per_node == 0) return AcrossNodes::Leader;  // 3 + 1: the leader path won at every size
+  }
+  // One host (simulated nodes), or one rank a node (1 + 1): the crossover measured on one host.
+  const std::size_t bytes = call.count * size_of(call.dtype);
+  return bytes >= hierarchical_crossover ? AcrossNodes::Leader : AcrossNodes::Mpi;
 }
 
 }  // namespace
@@ -118,13 +154,8 @@ bool accepts(const Call& call, bool one_node) {
   // a half (reduce_scatter), which bounds a node at 4096 ranks.
   const bool all_reduce = call.kind == CollectiveKind::AllReduce;
   if (!all_reduce && (!one_node || call.size > static_cast<int>(Segment::half_bytes / 64))) return false;
-  switch (settings(call.name).host_all_reduce) {
-    case HostAllReduce::Mpi: return false;
-    case HostAllReduce::Shm: return true;
-    case HostAllReduce::Auto: break;
-  }
-  if (one_node) return true;
-  return !even_across_hosts(*call.group) && call.count * size_of(call.dtype) >= hierarchical_crossover;
+  if (one_node) return settings(call.name).host_all_reduce != HostAllReduce::Mpi;
+  return across_nodes(call) != AcrossNodes::Mpi;
 }
 
 void run_one_node(const Call& call) {
@@ -140,6 +171,7 @@ void all_reduce_pieces(Group& group, const char* operation, std::span<const Piec
 }
 
 void run_hierarchical(const Call& call) {
+  if (across_nodes(call) == AcrossNodes::TwoD) return run_two_level(call);
   Group& group = *call.group;
   // A rank alone on its node (the 1 of 3 + 1) needs no segment.
   Segment* seg = group.topology.local_size > 1 ? &segment(group, call.name) : nullptr;

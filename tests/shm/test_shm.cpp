@@ -233,6 +233,40 @@ TEST_F(Shm, AroundTheCrossoverAcrossNodes) {
   }
 }
 
+// The 2D all-reduce's edges (lib/shm/two_level.cpp; run with MPIDIST_HOST_ALLREDUCE=2d on nodes of
+// equal size, tests/meson.build): nothing, fewer elements than ranks, counts that no local size
+// divides, one element either side of a slice's 64-byte rounding, of a chunk (a segment half,
+// 256 KiB), of the four chunks in flight, and more than that: every op, in place and out of place.
+// In the other runs on several nodes the same sizes through the path that run picks; skipped on one
+// node, where the one-node sweeps above cover the segment (tests stay fast).
+template <class T>
+void two_level_edges(const Communicator& comm, std::initializer_list<ReduceOp> ops) {
+  constexpr std::size_t half = 256 << 10;
+  std::vector<std::size_t> counts{0, 1, 2, 3, 5, 7};
+  for (const std::size_t edge : {std::size_t{64} * 2, std::size_t{64} * 3, half, 4 * half, 5 * half})
+    for (const long d : {-1L, 0L, 1L}) counts.push_back(static_cast<std::size_t>(static_cast<long>(edge / sizeof(T)) + d));
+  for (const ReduceOp op : ops)
+    for (const std::size_t count : counts) {
+      check_all_reduce<T>(comm, count, op, count % 2 == 0);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+}
+
+TEST_F(Shm, ChunkEdgesOfTheTwoLevelAllReduce) {
+  if (mpidist::num_nodes() < 2) GTEST_SKIP() << "for groups that span nodes";
+  const Communicator world = mpidist::world();
+  two_level_edges<float>(world, {ReduceOp::Sum, ReduceOp::Avg});
+  two_level_edges<std::int32_t>(world, {ReduceOp::Sum, ReduceOp::Max});
+  two_level_edges<std::int64_t>(world, {ReduceOp::Avg});
+  two_level_edges<mpidist::bfloat16>(world, {ReduceOp::Sum});
+  two_level_edges<double>(world, {ReduceOp::Product, ReduceOp::Min});
+  // A group of the same local rank on every node (one rank a node: the leader path) and the world
+  // again after it, so that each group's communicators are its own.
+  const Communicator same_local = world.split(world.local_rank());
+  two_level_edges<float>(same_local, {ReduceOp::Sum});
+  check_all_reduce<float>(world, 5 * (256 << 10) / 4 + 3, ReduceOp::Sum, true);
+}
+
 TEST_F(Shm, OutOfPlace) {
   const Communicator world = mpidist::world();
   for (const std::size_t count : {std::size_t{5}, std::size_t{5000}, std::size_t{700001}}) {
@@ -255,14 +289,16 @@ TEST_F(Shm, SplitGroupsUseTheirSegmentsAtOnce) {
 }
 
 // On separate hosts (tests/hosts/two_hosts.sh sets MPIDIST_TEST_NODE_SIZES, "2,2" or "3,1") with
-// MPIDIST_HOST_ALLREDUCE=shm and no simulated nodes, every host all-reduce takes the hierarchical
-// transport: shared memory inside each host, MPI between the hosts' leaders. Here the nodes are
+// MPIDIST_HOST_ALLREDUCE=shm or 2d and no simulated nodes, every host all-reduce takes the hierarchical
+// transport: shared memory inside each host, MPI between the hosts' leaders (shm, and 2d at 3 + 1)
+// or between the ranks of each local index (2d at 2 + 2). Here the nodes are
 // real (host names), and sizes below the 32 MiB that `auto` would wait for reach it too.
 TEST_F(Shm, HierarchicalAcrossRealHosts) {
   const char* sizes = std::getenv("MPIDIST_TEST_NODE_SIZES");
   if (sizes == nullptr) GTEST_SKIP() << "only across the hosts of tests/hosts (MPIDIST_TEST_NODE_SIZES)";
   const char* forced = std::getenv("MPIDIST_HOST_ALLREDUCE");
-  ASSERT_TRUE(forced != nullptr && std::string(forced) == "shm") << "run with MPIDIST_HOST_ALLREDUCE=shm";
+  ASSERT_TRUE(forced != nullptr && (std::string(forced) == "shm" || std::string(forced) == "2d"))
+      << "run with MPIDIST_HOST_ALLREDUCE=shm or 2d";
   ASSERT_EQ(std::getenv("MPIDIST_RANKS_PER_NODE"), nullptr) << "the nodes must be real hosts";
   ASSERT_EQ(mpidist::num_nodes(), 2) << sizes;
   const Communicator world = mpidist::world();
@@ -275,8 +311,8 @@ TEST_F(Shm, HierarchicalAcrossRealHosts) {
 
 // The same hosts with MPIDIST_HOST_ALLREDUCE=auto: the choice between the hierarchical path and MPI
 // depends on how the group's ranks sit on the hosts (lib/shm/collectives.cpp: even nodes of more
-// than one rank across hosts stay with MPI), and every member must make the same one, or the call
-// hangs. Groups of every kind the two layouts give: the world (2 + 2 even, 3 + 1 uneven), the world
+// than one rank across hosts stay with MPI, uneven ones take the leader path at every size, one
+// rank a node from 16 KiB), and every member must make the same one, or the call hangs. Groups of every kind the two layouts give: the world (2 + 2 even, 3 + 1 uneven), the world
 // without rank 1 (1 + 2, 2 + 1: uneven), even and odd ranks (1 + 1 across the hosts, or two ranks on
 // one host), at sizes around the 16 KiB crossover and just past the leaders' 4 MiB pieces.
 TEST_F(Shm, AutoAcrossRealHosts) {

@@ -200,6 +200,22 @@ TEST(FaultTest, AMissingRankTimesOutOfTheSharedMemoryAllReduce) {
   EXPECT_TRUE(has(job, "finalize: a collective timed out earlier")) << job.output;
 }
 
+// The 2D all-reduce on nodes of 2 (ranks 0-1, 2-3): rank 3 never comes, so rank 1, which carries
+// its slice across the nodes with rank 3, waits in the cross-node step (and so does rank 0, whose
+// peer rank 2 waits for rank 3 in the segment). Their Errors, caught, carry the watchdog's account.
+TEST(FaultTest, ARankMissingFromTheTwoLevelCrossNodeStepIsNamed) {
+  const auto job =
+      run_probe(4, "caught-timeout 3", "MPIDIST_HOST_ALLREDUCE=2d MPIDIST_RANKS_PER_NODE=2 MPIDIST_TIMEOUT=3");
+  expect_reported_in_time(job, 3);
+  // The first rank to reach finalize() ends the job: one of the two is enough.
+  EXPECT_TRUE(has(job, "probe: rank 0 caught: ") || has(job, "probe: rank 1 caught: ")) << job.output;
+  EXPECT_TRUE(has(job, "timed out after 3 s waiting for the ranks of the same local rank on the other nodes "
+                       "(the 2D all-reduce's cross-node step)")) << job.output;
+  EXPECT_TRUE(has(job, "all_reduce #4 on world (1024 float32 sum) has waited")) << job.output;
+  EXPECT_TRUE(has(job, "ranks that have not reached it:\n  rank 3, pid")) << job.output;
+  EXPECT_FALSE(has(job, "  rank 1, pid")) << job.output;
+}
+
 TEST(FaultTest, TwoThreadsInOneCommunicatorIsAnError) {
   const auto job = run_probe(2, "threads", "MPIDIST_TIMEOUT=20");
   EXPECT_NE(job.exit_code, 124) << job.output;

@@ -1,0 +1,104 @@
+// The 2D all-reduce across nodes that hold the same number L > 1 of the group's ranks: every local
+// rank carries 1/L of the message across the network, instead of one leader carrying all of it
+// while its node waits. Per chunk of the message (a segment half, 256 KiB):
+//   1. reduce-scatter in the node's segment (reduce_chunk): local rank r sums slice r of the chunk
+//      over the node's ranks, in local rank order, straight into its own output;
+//   2. an MPI_Iallreduce of that slice over `across`, the ranks of local index r on every node;
+//   3. an all-gather in the segment: every rank copies its finished slice into its half, then the
+//      others' slices out of theirs.
+// Pipelined: up to `in_flight` chunks cross the network while the node reduce-scatters the next
+// ones; the all-gather of the oldest follows once its request completes. Every rank of a node runs
+// the same steps in the same order (the segment's protocol needs it): step 3 of chunk k comes
+// right after step 1 of chunk k + in_flight - 1 (or after the last chunk's), whatever the network does.
+// Order of the sums: within a node by local rank, then across the nodes MPI's all-reduce on
+// `across`, whose algorithm depends only on the size and the ranks (never on timing) and gives
+// every member the same bits. So every rank gets the same bits, and integers are exact.
+#include "shm/two_level.hpp"
+
+#include <array>
+#include <cstring>
+
+#include "core/group.hpp"
+#include "core/mpi_check.hpp"
+#include "mpi/host_collectives.hpp"
+#include "shm/segment.hpp"
+#include "shm/steps.hpp"
+#include "watch/timeout.hpp"
+
+namespace mpidist::detail::shm {
+namespace {
+
+// Chunks whose cross-node all-reduce may be under way at once. Two would overlap one chunk's
+// network transfer with the next one's copies; four keep the socket busy through a slow step
+// (a descheduled rank on a loaded host). Each is 256 KiB / L per rank.
+constexpr std::size_t in_flight = 4;
+
+MPI_Comm across(Group& group) {
+  if (group.across == MPI_COMM_NULL) {
+    // Collective over the whole group: every member is in this call (the choice of the 2D path is
+    // the same on every rank). Ordered by group rank, so node order.
+    MPIDIST_MPI_CHECK(MPI_Comm_split(group.comm, group.topology.local_rank, group.topology.rank, &group.across));
+    MPIDIST_MPI_CHECK(MPI_Comm_set_errhandler(group.across, MPI_ERRORS_RETURN));
+  }
+  return group.across;
+}
+
+// One chunk whose slice is on the network.
+struct Crossing {
+  std::size_t first = 0;  // the chunk's byte range in the message
+  std::size_t bytes = 0;
+  MPI_Request request = MPI_REQUEST_NULL;
+};
+
+}  // namespace
+
+void run_two_level(const Call& call) {
+  Group& group = *call.group;
+  const char* operation = call.name;
+  Segment& seg = segment(group, operation);
+  const MPI_Comm peers = across(group);
+  const std::size_t e = size_of(call.dtype);
+  const Piece piece{call.in, call.out, call.count * e};
+  const Layout layout(std::span(&piece, 1));
+  // Sums inside the node and across; the average divides each rank's slice once, at the end.
+  const Reduction red = reduction_of(call.dtype, call.op, 0);
+  const MPI_Datatype type = mpi::datatype(call.dtype);
+  const MPI_Op op = mpi::reduction(call.op, call.dtype);
+  auto* out = static_cast<std::byte*>(call.out);
+  const std::size_t chunk = Segment::half_bytes / e * e;
+
+  std::array<Crossing, in_flight> ring;
+  std::size_t started = 0, gathered = 0;  // chunks sent across, chunks all-gathered
+  const auto own_slice = [&](const Crossing& c) { return slice(c.bytes / e, seg.size(), seg.rank(), e); };
+  const auto gather = [&](Crossing& c) {
+    // A Deadline per wait, as the segment's waits keep one: the timeout bounds a silence, not the call.
+    wait_or_time_out(operation, Deadline(operation, &group), c.request,
+                     "the ranks of the same local rank on the other nodes (the 2D all-reduce's cross-node step)");
+    const auto [lo, hi] = own_slice(c);
+    std::byte* mine = out + c.first + lo * e;
+    if (call.op == ReduceOp::Avg && hi > lo) mpi::divide(mine, hi - lo, call.dtype, call.size);
+    const std::uint64_t step = seg.begin_step(operation);
+    if (hi > lo) std::memcpy(seg.half(seg.rank(), step) + lo * e, mine, (hi - lo) * e);
+    seg.post(Segment::finished(step));
+    copy_out_chunk(seg, operation, layout, red, step, c.first, c.bytes, true);
+  };
+
+  for (std::size_t first = 0; first < piece.bytes; first += chunk) {
+    if (started - gathered == in_flight) gather(ring[gathered++ % in_flight]);
+    Crossing& c = ring[started++ % in_flight];
+    c = {first, std::min(chunk, piece.bytes - first), MPI_REQUEST_NULL};
+    reduce_chunk(seg, operation, layout, red, c.first, c.bytes, out + c.first);
+    const auto [lo, hi] = own_slice(c);
+    // The ranks of `across` share this slice's bounds (equal nodes), so all of them skip an empty one.
+    if (hi > lo)
+      MPIDIST_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, out + c.first + lo * e, static_cast<int>(hi - lo), type, op,
+                                       peers, &c.request));
+    // Open MPI moves a nonblocking collective only inside MPI calls: one test keeps the older ones going.
+    int done = 0;
+    Crossing& oldest = ring[gathered % in_flight];
+    MPIDIST_MPI_CHECK(MPI_Test(&oldest.request, &done, MPI_STATUS_IGNORE));
+  }
+  while (gathered < started) gather(ring[gathered++ % in_flight]);
+}
+
+}  // namespace mpidist::detail::shm
