@@ -46,6 +46,7 @@ class Group {
   MPI_Comm leaders = MPI_COMM_NULL;  // local rank 0 of every node; MPI_COMM_NULL elsewhere
   GroupTopology topology;
   std::vector<int> world_ranks;      // world rank of every group rank
+  int tag_upper_bound = 32767;       // MPI_TAG_UB of comm, read once here rather than on every p2p call
   std::string name;
   std::uint64_t sequence = 0;        // collectives started on this group
   // The watchdog's view (call_scope.hpp): the group's identity across ranks, its progress slot,
@@ -53,6 +54,11 @@ class Group {
   std::uint64_t key = 0;             // hash of name and members: the same on every member
   int progress_slot = -1;            // in this rank's RankRecord, -1 when untracked
   std::uint64_t hash = 0;
+  // fold_fingerprint's key of the last operation name started here, and that name (a string
+  // literal: compared by address). Hashing the name cost a tenth of a small call; only the thread
+  // inside a call (the owner) touches them.
+  const char* folded_op = nullptr;
+  std::uint64_t folded_op_key = 0;
   double timeout_seconds = -1;       // set_timeout(); negative: the job's MPIDIST_TIMEOUT
   std::string broken;                // why the group can no longer be used; empty while healthy
   // Set just before an Error that every rank of the call raises alike (an agreement's verdict):
@@ -76,6 +82,14 @@ class Group {
   // stays with MPI. Worked out by lib/shm from the job's placement table at the group's first
   // cross-node all-reduce, so it is the same on every member; -1 until then.
   int even_across_hosts = -1;
+  // The transport the group's last tensor collective took (lib/tensors/transports.cpp, type-erased:
+  // core knows no transport) and the call's shape, everything the choice reads that differs from
+  // call to call. A loop of one collective skips the table; only the thread inside a call touches it.
+  struct Route {
+    const void* transport = nullptr;
+    int kind = -1, dtype = -1, op = -1, device = -1, size = 0;
+    std::size_t count = 0;
+  } route;
 };
 
 /// Opens Communicator handles for the library.

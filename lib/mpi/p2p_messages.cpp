@@ -47,7 +47,8 @@ Message::~Message() { release_type(); }
 Message::Message(Message&& other) noexcept
     : request_(std::exchange(other.request_, MPI_REQUEST_NULL)),
       header_(other.header_),
-      packed_(std::move(other.packed_)),
+      packed_size_(other.packed_size_),
+      large_(std::move(other.large_)),
       type_(std::exchange(other.type_, MPI_DATATYPE_NULL)),
       data_(other.data_),
       count_(other.count_),
@@ -58,6 +59,16 @@ Message::Message(Message&& other) noexcept
       mismatch_(std::move(other.mismatch_)) {
   // A pending request points into the header (or packed buffer) it was posted with: only moved
   // before anything was posted (a vector of Messages being filled).
+  std::memcpy(small_, other.small_, sizeof small_);
+  if (other.packed_ != nullptr) packed_ = other.packed_ == other.small_ ? small_ : large_.data();
+  other.packed_ = nullptr;
+}
+
+std::byte* Message::pack_buffer(std::size_t size) {
+  packed_size_ = size;
+  if (size <= sizeof small_) return packed_ = small_;
+  large_.resize(size);
+  return packed_ = large_.data();
 }
 
 void Message::release_type() noexcept {
@@ -72,10 +83,10 @@ void Message::start_send(MPI_Comm comm, const void* data, std::size_t count, Dat
   header_ = MessageHeader{magic, static_cast<std::int32_t>(dtype), count};
   const std::size_t bytes = count * size_of(dtype);
   if (bytes <= packing_limit) {
-    packed_.resize(sizeof(MessageHeader) + bytes);
-    std::memcpy(packed_.data(), &header_, sizeof(MessageHeader));
-    if (bytes > 0) std::memcpy(packed_.data() + sizeof(MessageHeader), data, bytes);
-    MPIDIST_MPI_CHECK(MPI_Isend(packed_.data(), static_cast<int>(packed_.size()), MPI_BYTE, dest, tag, comm, &request_));
+    std::byte* packed = pack_buffer(sizeof(MessageHeader) + bytes);
+    std::memcpy(packed, &header_, sizeof(MessageHeader));
+    if (bytes > 0) std::memcpy(packed + sizeof(MessageHeader), data, bytes);
+    MPIDIST_MPI_CHECK(MPI_Isend(packed, static_cast<int>(packed_size_), MPI_BYTE, dest, tag, comm, &request_));
     return;
   }
   type_ = header_and_payload(&header_, data, bytes);
@@ -91,8 +102,8 @@ void Message::start_recv(MPI_Comm comm, void* data, std::size_t count, DataType 
   tag_ = tag;
   const std::size_t bytes = count * size_of(dtype);
   if (bytes <= packing_limit) {
-    packed_.resize(sizeof(MessageHeader) + bytes);
-    MPIDIST_MPI_CHECK(MPI_Irecv(packed_.data(), static_cast<int>(packed_.size()), MPI_BYTE, src, tag, comm, &request_));
+    std::byte* packed = pack_buffer(sizeof(MessageHeader) + bytes);
+    MPIDIST_MPI_CHECK(MPI_Irecv(packed, static_cast<int>(packed_size_), MPI_BYTE, src, tag, comm, &request_));
     return;
   }
   type_ = header_and_payload(&header_, data, bytes);
@@ -129,7 +140,7 @@ void Message::finish_receive(int code, const MPI_Status& status) {
   MPI_Count received = 0;
   if (!truncated) MPI_Get_elements_x(&status, MPI_BYTE, &received);
   const std::size_t bytes = count_ * size_of(dtype_);
-  if (!packed_.empty()) std::memcpy(&header_, packed_.data(), sizeof(MessageHeader));
+  if (packed_ != nullptr) std::memcpy(&header_, packed_, sizeof(MessageHeader));
   if ((!truncated && received < static_cast<MPI_Count>(sizeof(MessageHeader))) || header_.magic != magic) {
     mismatch_ = "rank " + std::to_string(source_) + " sent a message with tag " + std::to_string(tag_) +
                 " that is not an mpidist point-to-point message (raw MPI on the library's communicator?)";
@@ -143,7 +154,7 @@ void Message::finish_receive(int code, const MPI_Status& status) {
                 ": the message and the buffer must have the same element count and type";
     return;
   }
-  if (!packed_.empty() && bytes > 0) std::memcpy(data_, packed_.data() + sizeof(MessageHeader), bytes);
+  if (packed_ != nullptr && bytes > 0) std::memcpy(data_, packed_ + sizeof(MessageHeader), bytes);
 }
 
 bool Message::cancel_receive() {

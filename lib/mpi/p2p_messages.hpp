@@ -58,7 +58,13 @@ class Message {
 
   MPI_Request request_ = MPI_REQUEST_NULL;
   MessageHeader header_{};
-  std::vector<std::byte> packed_;  // header + payload, for small payloads
+  // Header + payload for payloads up to packing_limit: in small_ up to its size (no allocation on a
+  // small message's path), else in large_. packed_ points at the one in use, null when neither.
+  std::byte* pack_buffer(std::size_t size);
+  std::byte* packed_ = nullptr;
+  std::size_t packed_size_ = 0;
+  alignas(8) std::byte small_[64];
+  std::vector<std::byte> large_;
   MPI_Datatype type_ = MPI_DATATYPE_NULL;
   void* data_ = nullptr;           // the receive's buffer
   std::size_t count_ = 0;

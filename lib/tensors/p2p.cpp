@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -41,8 +43,8 @@ void check_op(Group& group, const char* operation, const BufferView& buffer, int
 
 struct Pending {
   mpi::Message message;
-  int peer;  // as asked (any_source for a wildcard receive)
-  int tag;
+  int peer = 0;  // as asked (any_source for a wildcard receive)
+  int tag = 0;
   std::uint64_t record = 0;  // flight-recorder id, 0 when not recorded
 };
 
@@ -62,22 +64,22 @@ void record_end(Group& group, std::uint64_t id, bool failed) noexcept {
     ctx->recorder->end(id, failed ? CallState::Failed : CallState::Completed, -1, 0, group.hash, false);
 }
 
-// One started operation: its messages, all posted when it starts.
-class P2PWork final : public WorkState {
+// The messages of one call, all posted when it starts, and their polled wait. The blocking calls
+// keep it and their one message on the stack (no allocation on their path); P2PWork keeps it on
+// the heap for isend, irecv and batches.
+class Exchange {
  public:
-  P2PWork(Group& group, const char* operation) : WorkState(group.name, operation), group_(&group), operation_(operation) {}
-  ~P2PWork() override {
-    // A Work is destroyed only once done (Work waits first); this is for an Error while starting.
+  Exchange(Group& group, const char* operation, std::span<Pending> pending)
+      : group_(&group), operation_(operation), pending_(pending) {}
+  ~Exchange() {
+    // Done once waited for; this is for an Error while starting or polling.
     for (auto& p : pending_)
       if (!p.message.done() && p.message.receiving()) p.message.cancel_receive();
   }
+  Exchange(const Exchange&) = delete;
+  Exchange& operator=(const Exchange&) = delete;
 
-  void add(int peer, int tag) {
-    pending_.push_back(Pending{mpi::Message(), peer, tag, 0});
-  }
-  void reserve(std::size_t n) { pending_.reserve(n); }
-
-  // Posts op `i` (after every op was added: the vector no longer moves).
+  // Posts op `i` (after every op was added: the storage no longer moves).
   void start(std::size_t i, const BufferView& buffer, bool receiving) {
     Pending& p = pending_[i];
     p.record = record_start(*group_, receiving ? "recv" : "send", buffer, p.peer, p.tag);
@@ -88,7 +90,7 @@ class P2PWork final : public WorkState {
       p.message.start_send(group_->comm, buffer.data(), buffer.count(), buffer.dtype(), p.peer, p.tag);
   }
 
-  bool poll() override {
+  bool poll() {
     bool all = true;
     for (auto& p : pending_) {
       if (p.message.done()) continue;
@@ -110,12 +112,17 @@ class P2PWork final : public WorkState {
     return all;
   }
 
-  void complete() override {
-    const Deadline deadline(operation_, group_);
+  void complete() {
+    // A small message is there within a few polls: the deadline (a settings lookup and a clock
+    // read) is set only at the first check, 15 polls (a few microseconds) after the start.
+    std::optional<Deadline> deadline;
     for (unsigned polls = 0;; ++polls) {
       if (poll()) return;
       // The clock every 16th poll, as complete_before (watch/timeout.cpp).
-      if (polls % 16 == 15 && deadline.passed()) time_out(deadline);  // returns if all matched meanwhile
+      if (polls % 16 == 15) {
+        if (!deadline) deadline.emplace(operation_, group_);
+        if (deadline->passed()) time_out(*deadline);  // returns if all matched meanwhile
+      }
       // A small message arrives within a few polls: yielding at once cost 3 us a message (8 B,
       // 2 ranks); after 64 polls ranks that oversubscribe cores let the others progress.
       if (polls >= 64) std::this_thread::yield();
@@ -159,8 +166,24 @@ class P2PWork final : public WorkState {
 
   Group* group_;
   const char* operation_;
-  std::vector<Pending> pending_;
+  std::span<Pending> pending_;
   std::string mismatch_;
+};
+
+// A started operation behind a Work (isend, irecv, batch_isend_irecv).
+class P2PWork final : public WorkState {
+ public:
+  P2PWork(Group& group, const char* operation, std::size_t ops)
+      : WorkState(group.name, operation), pending_(ops), exchange_(group, operation, pending_) {}
+
+  Pending& op(std::size_t i) { return pending_[i]; }
+  void start(std::size_t i, const BufferView& buffer, bool receiving) { exchange_.start(i, buffer, receiving); }
+  bool poll() override { return exchange_.poll(); }
+  void complete() override { exchange_.complete(); }
+
+ private:
+  std::vector<Pending> pending_;  // before exchange_, which refers to it
+  Exchange exchange_;
 };
 
 Group& group_for(const Communicator* comm, const char* operation) {
@@ -168,25 +191,27 @@ Group& group_for(const Communicator* comm, const char* operation) {
 }
 
 std::unique_ptr<P2PWork> start_one(const Communicator* comm, const char* operation, const BufferView& buffer,
-                                   int peer, int tag, bool receiving, bool blocking_send = false) {
+                                   int peer, int tag, bool receiving) {
   Group& group = group_for(comm, operation);
-  check_op(group, operation, buffer, peer, tag, receiving, blocking_send);
-  auto work = std::make_unique<P2PWork>(group, operation);
-  work->add(peer, tag);
+  check_op(group, operation, buffer, peer, tag, receiving);
+  auto work = std::make_unique<P2PWork>(group, operation, 1);
+  work->op(0).peer = peer, work->op(0).tag = tag;
   naming_errors(group.name, [&] { work->start(0, buffer, receiving); });
   return work;
 }
 
-void send_blocking(const Communicator* comm, const BufferView& buffer, int dest, int tag) {
-  Group& group = group_for(comm, "send");
-  auto work = start_one(comm, "send", buffer, dest, tag, false, true);
-  naming_errors(group.name, [&] { work->complete(); });
-}
-
-Status recv_blocking(const Communicator* comm, const BufferView& buffer, int src, int tag) {
-  auto work = start_one(comm, "recv", buffer, src, tag, true);
-  naming_errors(work->communicator(), [&] { work->complete(); });
-  return work->status();
+// send and recv: checked, posted and waited for like isend and irecv, with the state on the stack.
+Status blocking(const Communicator* comm, const char* operation, const BufferView& buffer, int peer, int tag,
+                bool receiving) {
+  Group& group = group_for(comm, operation);
+  check_op(group, operation, buffer, peer, tag, receiving, !receiving);
+  Pending one{mpi::Message(), peer, tag, 0};
+  Exchange exchange(group, operation, std::span(&one, 1));
+  naming_errors(group.name, [&] {
+    exchange.start(0, buffer, receiving);
+    exchange.complete();
+  });
+  return exchange.status();
 }
 
 Work batch(const Communicator* comm, std::span<const P2POp> ops) {
@@ -198,9 +223,8 @@ Work batch(const Communicator* comm, std::span<const P2POp> ops) {
     check_op(group, operation, op.buffer(), op.peer(), op.tag(), op.kind() == P2POp::Kind::Recv);
   }
   if (ops.empty()) return Work();
-  auto work = std::make_unique<P2PWork>(group, operation);
-  work->reserve(ops.size());
-  for (const auto& op : ops) work->add(op.peer(), op.tag());
+  auto work = std::make_unique<P2PWork>(group, operation, ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) work->op(i).peer = ops[i].peer(), work->op(i).tag = ops[i].tag();
   // Receives first: a message then never waits unmatched for a receive posted a moment later.
   try {
     naming_errors(group.name, [&] {
@@ -225,13 +249,15 @@ int max_tag() {
   return detail::tag_upper_bound(group) - detail::reserved_tags;
 }
 
-void send(BufferView buffer, int dest, int tag, Stream) { detail::send_blocking(nullptr, buffer, dest, tag); }
+void send(BufferView buffer, int dest, int tag, Stream) { detail::blocking(nullptr, "send", buffer, dest, tag, false); }
 void send(const Communicator& comm, BufferView buffer, int dest, int tag, Stream) {
-  detail::send_blocking(&comm, buffer, dest, tag);
+  detail::blocking(&comm, "send", buffer, dest, tag, false);
 }
-Status recv(BufferView buffer, int src, int tag, Stream) { return detail::recv_blocking(nullptr, buffer, src, tag); }
+Status recv(BufferView buffer, int src, int tag, Stream) {
+  return detail::blocking(nullptr, "recv", buffer, src, tag, true);
+}
 Status recv(const Communicator& comm, BufferView buffer, int src, int tag, Stream) {
-  return detail::recv_blocking(&comm, buffer, src, tag);
+  return detail::blocking(&comm, "recv", buffer, src, tag, true);
 }
 Work isend(BufferView buffer, int dest, int tag, Stream) {
   return Work(detail::start_one(nullptr, "isend", buffer, dest, tag, false));
