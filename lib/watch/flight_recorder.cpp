@@ -38,7 +38,7 @@ std::int64_t call_time_ns() noexcept {
 // "all_reduce", a tenth of a small call.
 void copy_text(char* to, std::size_t size, const char* from) noexcept {
   const std::size_t n = from != nullptr ? ::strnlen(from, size - 1) : 0;
-  std::memcpy(to, from, n);
+  if (n > 0) std::memcpy(to, from, n);
   to[n] = '\0';
 }
 
