@@ -47,6 +47,10 @@ Group::Group(MPI_Comm owned, std::string group_name, int world_rank, int node, s
     MPIDIST_MPI_CHECK(MPI_Bcast(where.data(), 2, MPI_INT, 0, local));
     t.node_rank = where[0];
     t.num_nodes = where[1];
+    void* tag_ub = nullptr;
+    int found = 0;
+    MPIDIST_MPI_CHECK(MPI_Comm_get_attr(comm, MPI_TAG_UB, &tag_ub, &found));
+    if (found) tag_upper_bound = *static_cast<int*>(tag_ub);
     world_ranks.resize(static_cast<std::size_t>(t.size));
     MPIDIST_MPI_CHECK(MPI_Allgather(&world_rank, 1, MPI_INT, world_ranks.data(), 1, MPI_INT, control));
     // The identity the watchdog and the trace use across ranks: name, members and the members'

@@ -52,6 +52,7 @@ class Group {
   MPI_Comm across = MPI_COMM_NULL;
   GroupTopology topology;
   std::vector<int> world_ranks;      // world rank of every group rank
+  int tag_upper_bound = 32767;       // MPI_TAG_UB of comm, read once here rather than on every p2p call
   std::string name;
   std::uint64_t sequence = 0;        // collectives started on this group
   // The watchdog's view (call_scope.hpp): the group's identity across ranks, its progress slot,
@@ -59,6 +60,11 @@ class Group {
   std::uint64_t key = 0;             // hash of name and members: the same on every member
   int progress_slot = -1;            // in this rank's RankRecord, -1 when untracked
   std::uint64_t hash = 0;
+  // fold_fingerprint's key of the last operation name started here, and that name (a string
+  // literal: compared by address). Hashing the name cost a tenth of a small call; only the thread
+  // inside a call (the owner) touches them.
+  const char* folded_op = nullptr;
+  std::uint64_t folded_op_key = 0;
   double timeout_seconds = -1;       // set_timeout(); negative: the job's MPIDIST_TIMEOUT
   // Why the group can no longer be used; empty while healthy. Written once, under broken_mutex,
   // by break_group, which may run on the group's async lane (a timed-out queued collective): read it
@@ -97,6 +103,14 @@ class Group {
   // member; -1 until then.
   int spans_hosts = -1;
   int ranks_per_node = -1;
+  // The transport the group's last tensor collective took (lib/tensors/transports.cpp, type-erased:
+  // core knows no transport) and the call's shape, everything the choice reads that differs from
+  // call to call. A loop of one collective skips the table; only the thread inside a call touches it.
+  struct Route {
+    const void* transport = nullptr;
+    int kind = -1, dtype = -1, op = -1, device = -1, size = 0;
+    std::size_t count = 0;
+  } route;
 };
 
 /// Opens Communicator handles for the library.

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "core/group.hpp"
-#include "core/mpi_check.hpp"
 #include "mpidist/error.hpp"
 #include "mpidist/guards.hpp"
 
@@ -16,12 +15,7 @@ constexpr int any = -1;  // any_source, any_tag (p2p.hpp)
 std::string describe_peer(int peer) { return peer == any ? "any rank" : "rank " + std::to_string(peer); }
 }  // namespace
 
-int tag_upper_bound(const Group& group) {
-  void* value = nullptr;
-  int found = 0;
-  MPIDIST_MPI_CHECK(MPI_Comm_get_attr(group.comm, MPI_TAG_UB, &value, &found));
-  return found ? *static_cast<int*>(value) : 32767;
-}
+int tag_upper_bound(const Group& group) { return group.tag_upper_bound; }
 
 void check_p2p(Group& group, const char* operation, int peer, int tag, bool receiving, bool blocking_send) {
   if (group.is_broken())

@@ -70,7 +70,9 @@ CallTicket start_call(Group& group, const Fingerprint& call, bool in_sequence) {
   ticket.hash = group.hash;
   if (in_sequence) {
     ticket.seq = ++group.sequence;
-    ticket.hash = fold_fingerprint(group.hash, call);
+    // Operation names are string literals: the same address, the same name, the same key.
+    if (group.folded_op != call.op) group.folded_op_key = op_key(call.op), group.folded_op = call.op;
+    ticket.hash = fold_fingerprint(group.hash, call, group.folded_op_key);
   }
   if (ctx != nullptr && ctx->recorder) {
     // Calls outside the sequence time themselves (monitored_barrier): the watchdog leaves them be.

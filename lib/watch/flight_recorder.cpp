@@ -34,11 +34,12 @@ std::int64_t call_time_ns() noexcept {
   return static_cast<std::int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
 }
 
+// strnlen and memcpy run a word or a vector at a time: a byte loop cost 90 instructions for
+// "all_reduce", a tenth of a small call.
 void copy_text(char* to, std::size_t size, const char* from) noexcept {
-  std::size_t i = 0;
-  if (from != nullptr)
-    for (; i + 1 < size && from[i] != '\0'; ++i) to[i] = from[i];
-  to[i] = '\0';
+  const std::size_t n = from != nullptr ? ::strnlen(from, size - 1) : 0;
+  if (n > 0) std::memcpy(to, from, n);
+  to[n] = '\0';
 }
 
 // One 64-bit word into the hash: a multiply and a shift (a few cycles), not FNV's eight
@@ -141,8 +142,14 @@ const char* reduce_name(int op) noexcept { return op < 0 ? "" : to_string(static
 
 }  // namespace
 
+std::uint64_t op_key(const char* op) noexcept { return mix_text(0, op); }
+
 std::uint64_t fold_fingerprint(std::uint64_t hash, const Fingerprint& call) noexcept {
-  hash = mix_text(hash, call.op);
+  return fold_fingerprint(hash, call, op_key(call.op));
+}
+
+std::uint64_t fold_fingerprint(std::uint64_t hash, const Fingerprint& call, std::uint64_t key) noexcept {
+  hash = mix(hash, key);
   hash = mix(hash, call.count);
   hash = mix(hash, static_cast<std::uint64_t>(call.dtype + 1) | static_cast<std::uint64_t>(call.reduce + 1) << 16 |
                        static_cast<std::uint64_t>(static_cast<std::uint32_t>(call.root)) << 32);

@@ -16,7 +16,8 @@ namespace mpidist::detail {
 
 /// What a collective is, as far as its ranks must agree (and as the recorder shows it).
 struct Fingerprint {
-  const char* op;           // the public operation: "all_reduce", "barrier", "broadcast_object" ...
+  const char* op;           // the public operation: "all_reduce", "barrier", "broadcast_object" ... (a
+                            // string literal: the hot path knows a name by its address)
   std::uint64_t count = 0;  // elements (tensors) or values (objects)
   std::uint64_t bytes = 0;
   int dtype = -1;           // DataType or -1
@@ -30,6 +31,11 @@ struct Fingerprint {
 
 /// `hash` with `call` folded in: what the ranks of a communicator compare in the background.
 std::uint64_t fold_fingerprint(std::uint64_t hash, const Fingerprint& call) noexcept;
+/// The same, with the operation's name already hashed: `key` is op_key(call.op) (callers on the
+/// hot path keep it from one call to the next).
+std::uint64_t fold_fingerprint(std::uint64_t hash, const Fingerprint& call, std::uint64_t key) noexcept;
+/// The hash of an operation's name, as fold_fingerprint folds it in.
+std::uint64_t op_key(const char* op) noexcept;
 
 /// A communicator as the dump names it.
 struct CommDescriptor {

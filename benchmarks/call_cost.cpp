@@ -1,0 +1,158 @@
+// call_cost: what one small call costs on top of the MPI call it ends in. Loops of a small
+// all_reduce (4 B and 1 KiB of float32, in place) and an 8-byte ping-pong (send then recv; one-way
+// time = half the round trip), mpidist against raw MPI on a duplicate of MPI_COMM_WORLD in the same
+// run, the two loops interleaved rep by rep; medians of the reps and their ratio.
+//
+//   mpiexec -n 2 call_cost [--iters N] [--reps R] [--json]
+//   valgrind --tool=callgrind --toggle-collect='*run_mpidist*' call_cost --only all_reduce_4B --side mpidist
+//
+// --only/--side run one loop, once, so that callgrind's --toggle-collect on run_mpidist or run_raw
+// counts the instructions of exactly `iters` calls (benchmarks/results/call-cost-*/README.md).
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "mpidist/mpidist.hpp"
+
+namespace {
+
+struct Case {
+  const char* name;
+  int elements;   // float32 elements (all_reduce) or bytes (ping-pong)
+  bool ping_pong;
+};
+
+constexpr Case cases[] = {{"all_reduce_4B", 1, false}, {"all_reduce_1KiB", 256, false}, {"p2p_8B", 8, true}};
+
+struct Loop {
+  const Case& c;
+  MPI_Comm raw;  // raw MPI's own duplicate of the world
+  int rank;
+  std::vector<float> floats;
+  std::vector<std::uint8_t> bytes;
+};
+
+// One call (or, for the ping-pong, one round trip) of each side.
+void mpidist_call(Loop& l) {
+  if (!l.c.ping_pong) return mpidist::all_reduce(std::span<float>(l.floats));
+  auto view = std::span<std::uint8_t>(l.bytes);
+  if (l.rank == 0) {
+    mpidist::send(view, 1);
+    mpidist::recv(view, 1);
+  } else if (l.rank == 1) {
+    mpidist::recv(view, 0);
+    mpidist::send(view, 0);
+  }
+}
+void raw_call(Loop& l) {
+  if (!l.c.ping_pong) {
+    MPI_Allreduce(MPI_IN_PLACE, l.floats.data(), l.c.elements, MPI_FLOAT, MPI_SUM, l.raw);
+    return;
+  }
+  const int n = l.c.elements;
+  if (l.rank == 0) {
+    MPI_Send(l.bytes.data(), n, MPI_BYTE, 1, 0, l.raw);
+    MPI_Recv(l.bytes.data(), n, MPI_BYTE, 1, 0, l.raw, MPI_STATUS_IGNORE);
+  } else if (l.rank == 1) {
+    MPI_Recv(l.bytes.data(), n, MPI_BYTE, 0, 0, l.raw, MPI_STATUS_IGNORE);
+    MPI_Send(l.bytes.data(), n, MPI_BYTE, 0, 0, l.raw);
+  }
+}
+
+// Named, never inlined: callgrind's --toggle-collect counts exactly these loops.
+[[gnu::noinline]] void run_mpidist(Loop& l, int iters) {
+  for (int i = 0; i < iters; ++i) mpidist_call(l);
+}
+[[gnu::noinline]] void run_raw(Loop& l, int iters) {
+  for (int i = 0; i < iters; ++i) raw_call(l);
+}
+
+// Microseconds per call (one way for the ping-pong), the slowest rank's.
+double timed(Loop& l, int iters, bool mpidist_side) {
+  MPI_Barrier(l.raw);
+  const auto start = std::chrono::steady_clock::now();
+  mpidist_side ? run_mpidist(l, iters) : run_raw(l, iters);
+  double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / iters;
+  if (l.c.ping_pong) us /= 2;
+  MPI_Allreduce(MPI_IN_PLACE, &us, 1, MPI_DOUBLE, MPI_MAX, l.raw);
+  return us;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int int_arg(int argc, char** argv, const char* flag, int fallback) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], flag) == 0) return std::atoi(argv[i + 1]);
+  return fallback;
+}
+const char* text_arg(int argc, char** argv, const char* flag) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], flag) == 0) return argv[i + 1];
+  return nullptr;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  mpidist::Environment env(argc, argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm raw = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &raw);
+  const int iters = int_arg(argc, argv, "--iters", 20000);
+  const int reps = int_arg(argc, argv, "--reps", 11);
+  const char* only = text_arg(argc, argv, "--only");
+  const char* side = text_arg(argc, argv, "--side");
+  bool json = false;
+  for (int i = 1; i < argc; ++i) json |= std::strcmp(argv[i], "--json") == 0;
+
+  bool wrong = false;
+  std::string rows;
+  if (rank == 0 && !json && only == nullptr)
+    std::printf("# ranks %d, %d calls a rep, %d reps, medians (us per call; p2p one way)\n%-16s %10s %10s %8s %9s\n",
+                size, iters, reps, "case", "mpidist", "raw MPI", "ratio", "extra us");
+  for (const Case& c : cases) {
+    if (only != nullptr && std::strcmp(only, c.name) != 0) continue;
+    if (c.ping_pong && size < 2) continue;  // a blocking send to oneself is an Error
+    Loop l{c, raw, rank, std::vector<float>(c.ping_pong ? 0 : c.elements, 1.0f), std::vector<std::uint8_t>(c.elements, 1)};
+    if (only != nullptr) {  // one loop, for callgrind
+      if (side != nullptr && std::strcmp(side, "raw") == 0) run_raw(l, iters);
+      else run_mpidist(l, iters);
+      continue;
+    }
+    for (int i = 0; i < 100; ++i) mpidist_call(l), raw_call(l);  // warm: connections, segment, caches
+    std::vector<double> ours, theirs;
+    for (int r = 0; r < reps; ++r) {  // interleaved, alternating which goes first
+      if (r % 2) ours.push_back(timed(l, iters, true)), theirs.push_back(timed(l, iters, false));
+      else theirs.push_back(timed(l, iters, false)), ours.push_back(timed(l, iters, true));
+    }
+    // The data check: a sum of ones doubles every call, so values are checked on a fresh call.
+    if (!c.ping_pong) {
+      std::fill(l.floats.begin(), l.floats.end(), 1.0f);
+      mpidist::all_reduce(std::span<float>(l.floats));
+      for (float v : l.floats) wrong |= v != static_cast<float>(size);
+    }
+    const double a = median(ours), b = median(theirs);
+    if (rank == 0 && !json) std::printf("%-16s %10.3f %10.3f %8.3f %9.3f\n", c.name, a, b, a / b, a - b);
+    char row[256];
+    std::snprintf(row, sizeof row, "%s{\"case\":\"%s\",\"ranks\":%d,\"iters\":%d,\"reps\":%d,\"mpidist_us\":%.4f,"
+                  "\"mpi_us\":%.4f,\"ratio\":%.4f}", rows.empty() ? "" : ",", c.name, size, iters, reps, a, b, a / b);
+    rows += row;
+  }
+  if (rank == 0 && json) std::printf("{\"benchmark\":\"call_cost\",\"rows\":[%s]}\n", rows.c_str());
+  if (rank == 0 && wrong) std::fprintf(stderr, "call_cost: wrong all_reduce result\n");
+  MPI_Comm_free(&raw);
+  return wrong ? 1 : 0;
+}
