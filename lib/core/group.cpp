@@ -79,7 +79,6 @@ void Group::release() noexcept {
   nccl.reset();
   staging.reset();
   fusion.reset();
-  p2p.reset();
   device_p2p.reset();
   shm.reset();  // MPI_Win_free: collective over `local`, before it goes
   if (finalized) {  // MPI took the communicators with it

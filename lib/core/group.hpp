@@ -89,8 +89,6 @@ class Group {
   std::shared_ptr<void> shm;
   // all_reduce_many's packing buffer across nodes (lib/tensors/fusion.cpp), kept between calls.
   std::shared_ptr<void> fusion;
-  // Receives waiting to be matched by a probe (lib/mpi/p2p_messages.hpp), made at the first one.
-  std::shared_ptr<void> p2p;
   // Device isend/irecv not launched yet (lib/tensors/p2p.cpp): NCCL runs them as one group.
   std::shared_ptr<void> device_p2p;
   // The non-blocking collectives' queue and thread (core/async_lane.hpp), made at the first

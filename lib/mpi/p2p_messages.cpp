@@ -7,10 +7,8 @@
 #include <memory>
 #include <utility>
 
-#include "core/group.hpp"
 #include "core/mpi_check.hpp"
 #include "mpi/host_collectives.hpp"
-#include "mpi/library_version.hpp"
 #include "mpidist/error.hpp"
 
 namespace mpidist::detail::mpi {
@@ -44,50 +42,7 @@ std::string elements(std::uint64_t count, DataType dtype) {
   return std::to_string(count) + " " + std::string(to_string(dtype)) + (count == 1 ? " element" : " elements");
 }
 
-bool overruns_are_reported_on_the_receive() {
-  static const bool open_mpi = library_version().rfind("Open MPI", 0) == 0;
-  return open_mpi;
-}
-
 }  // namespace
-
-Matcher* receive_matcher(Group& group) {
-  if (overruns_are_reported_on_the_receive()) return nullptr;
-  if (!group.p2p) group.p2p = std::make_shared<Matcher>(group.comm);
-  return static_cast<Matcher*>(group.p2p.get());
-}
-
-void Matcher::add(Message* message) {
-  std::lock_guard lock(mutex_);
-  waiting_.push_back(message);
-}
-
-void Matcher::remove(Message* message) noexcept {
-  std::lock_guard lock(mutex_);
-  std::erase(waiting_, message);
-}
-
-void Matcher::progress() {
-  std::lock_guard lock(mutex_);
-  for (std::size_t i = 0; i < waiting_.size();) {
-    int found = 0;
-    MPI_Message message = MPI_MESSAGE_NULL;
-    MPI_Status status;
-    MPIDIST_MPI_CHECK(MPI_Improbe(waiting_[i]->source_, waiting_[i]->tag_, comm_, &found, &message, &status));
-    if (!found) {
-      ++i;
-      continue;
-    }
-    // An older receive that accepts it may have missed it only because it arrived a moment later.
-    const auto taker = std::find_if(waiting_.begin(), waiting_.begin() + static_cast<std::ptrdiff_t>(i) + 1,
-                                    [&](const Message* m) { return m->accepts(status); });
-    Message* receive = *taker;
-    waiting_.erase(taker);
-    receive->matcher_ = nullptr;
-    receive->take(message, status);
-    i = 0;  // the older receives may find their messages now
-  }
-}
 
 std::vector<std::byte> receive_whole(MPI_Message& message, const MPI_Status& status) {
   MPI_Count bytes = 0;
@@ -126,10 +81,7 @@ std::string describe_unreceived(MPI_Message& message, const MPI_Status& status) 
   return text + ", " + std::to_string(whole.size()) + " bytes)";
 }
 
-Message::~Message() {
-  if (matcher_ != nullptr) matcher_->remove(this);
-  release_type();
-}
+Message::~Message() { release_type(); }
 
 Message::Message(Message&& other) noexcept
     : request_(std::exchange(other.request_, MPI_REQUEST_NULL)),
@@ -169,8 +121,7 @@ void Message::start_send(MPI_Comm comm, const void* data, std::size_t count, Dat
   MPIDIST_MPI_CHECK(MPI_Isend(MPI_BOTTOM, 1, type_, dest, tag, comm, &request_));
 }
 
-void Message::start_recv(MPI_Comm comm, Matcher* matcher, void* data, std::size_t count, DataType dtype, int src,
-                         int tag) {
+void Message::start_recv(MPI_Comm comm, void* data, std::size_t count, DataType dtype, int src, int tag) {
   receiving_ = true;
   data_ = data;
   count_ = count;
@@ -182,46 +133,14 @@ void Message::start_recv(MPI_Comm comm, Matcher* matcher, void* data, std::size_
     packed_.resize(sizeof(MessageHeader) + bytes);
   else
     type_ = header_and_payload(&header_, data, bytes);
-  if (matcher != nullptr) {
-    matcher_ = matcher;
-    matcher->add(this);
-  } else if (!packed_.empty()) {
+  if (!packed_.empty()) {
     MPIDIST_MPI_CHECK(MPI_Irecv(packed_.data(), static_cast<int>(packed_.size()), MPI_BYTE, src, tag, comm, &request_));
   } else {
     MPIDIST_MPI_CHECK(MPI_Irecv(MPI_BOTTOM, 1, type_, src, tag, comm, &request_));
   }
 }
 
-bool Message::accepts(const MPI_Status& status) const noexcept {
-  return (source_ == MPI_ANY_SOURCE || source_ == status.MPI_SOURCE) && (tag_ == MPI_ANY_TAG || tag_ == status.MPI_TAG);
-}
-
-void Message::take(MPI_Message& message, const MPI_Status& status) {
-  MPI_Count bytes = 0;
-  MPI_Get_elements_x(&status, MPI_BYTE, &bytes);
-  if (static_cast<std::size_t>(bytes) == sizeof(MessageHeader) + count_ * size_of(dtype_)) {
-    if (!packed_.empty())
-      MPIDIST_MPI_CHECK(MPI_Imrecv(packed_.data(), static_cast<int>(packed_.size()), MPI_BYTE, &message, &request_));
-    else
-      MPIDIST_MPI_CHECK(MPI_Imrecv(MPI_BOTTOM, 1, type_, &message, &request_));
-    return;
-  }
-  // It does not fit: received whole apart from the buffer, and refused by finish_receive.
-  const std::vector<std::byte> whole = receive_whole(message, status);
-  release_type();
-  packed_.clear();
-  header_ = MessageHeader{};
-  if (whole.size() >= sizeof(MessageHeader)) std::memcpy(&header_, whole.data(), sizeof(MessageHeader));
-  unreported_ = true;
-  finish_receive(MPI_SUCCESS, status);
-}
-
 bool Message::test() {
-  if (matcher_ != nullptr) {
-    matcher_->progress();
-    if (matcher_ != nullptr) return false;
-  }
-  if (std::exchange(unreported_, false)) return true;
   if (request_ == MPI_REQUEST_NULL) return true;
   int done = 0;
   MPI_Status status;
@@ -269,11 +188,6 @@ void Message::finish_receive(int code, const MPI_Status& status) {
 }
 
 bool Message::cancel_receive() {
-  if (matcher_ != nullptr) {  // never matched: nothing was posted
-    matcher_->remove(this);
-    matcher_ = nullptr;
-    return true;
-  }
   if (request_ == MPI_REQUEST_NULL) return false;
   MPI_Cancel(&request_);
   MPI_Status status;

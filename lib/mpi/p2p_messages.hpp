@@ -7,44 +7,12 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "mpidist/tensor.hpp"
 
-namespace mpidist::detail {
-class Group;
-}
-
 namespace mpidist::detail::mpi {
-
-class Message;
-
-/// The receives of one communicator that wait for a matched probe, in the order they were posted.
-/// MPICH 4.0.2 reports a receive overrun by a larger message to MPI_COMM_WORLD's error handler,
-/// which aborts the job, whatever the communicator's handler says: there a receive is not posted
-/// until MPI_Improbe has found its message and its size, so a mismatch is an Error, never an abort.
-/// A probed message goes to the earliest waiting receive that accepts it, which keeps MPI's rule
-/// that messages match receives in the order these were posted.
-class Matcher {
- public:
-  explicit Matcher(MPI_Comm comm) : comm_(comm) {}
-  void add(Message* message);
-  void remove(Message* message) noexcept;
-  /// Probes for every waiting receive, oldest first, and hands over what arrived.
-  void progress();
-
- private:
-  MPI_Comm comm_;
-  std::mutex mutex_;
-  std::deque<Message*> waiting_;
-};
-
-/// The matcher of `group`'s receives; null where receives are posted at once (Open MPI, which
-/// reports an overrun on the receive itself).
-Matcher* receive_matcher(Group& group);
 
 /// Receives a probed message whole into a buffer of its own size (in pieces of 1 GiB past INT_MAX
 /// bytes): for messages that are refused, so that nothing is left behind on the communicator.
@@ -77,8 +45,8 @@ class Message {
   /// Posts the send of `count` elements of `dtype` at `data` to `dest` with `tag` on `comm`.
   void start_send(MPI_Comm comm, const void* data, std::size_t count, DataType dtype, int dest, int tag);
   /// Posts the receive into `count` elements of `dtype` at `data` (`src` may be MPI_ANY_SOURCE and
-  /// `tag` MPI_ANY_TAG); with a `matcher`, it waits there for its message (Matcher).
-  void start_recv(MPI_Comm comm, Matcher* matcher, void* data, std::size_t count, DataType dtype, int src, int tag);
+  /// `tag` MPI_ANY_TAG).
+  void start_recv(MPI_Comm comm, void* data, std::size_t count, DataType dtype, int src, int tag);
 
   /// MPI_Test; true once the message is done. A receive is then checked: `mismatch()` says what
   /// differed from the buffer, "" when nothing did. Other MPI failures throw Error.
@@ -87,23 +55,16 @@ class Message {
   bool cancel_receive();
 
   bool receiving() const noexcept { return receiving_; }
-  bool done() const noexcept { return request_ == MPI_REQUEST_NULL && matcher_ == nullptr && !unreported_; }
+  bool done() const noexcept { return request_ == MPI_REQUEST_NULL; }
   int source() const noexcept { return source_; }
   int tag() const noexcept { return tag_; }
   const std::string& mismatch() const noexcept { return mismatch_; }
 
  private:
-  friend class Matcher;
   void finish_receive(int code, const MPI_Status& status);
   void release_type() noexcept;
-  /// Whether a message with this envelope would match the receive.
-  bool accepts(const MPI_Status& status) const noexcept;
-  /// The matcher found this receive's message: receive it (or, when it does not fit, drop it).
-  void take(MPI_Message& message, const MPI_Status& status);
 
   MPI_Request request_ = MPI_REQUEST_NULL;
-  Matcher* matcher_ = nullptr;     // set while the receive waits there for its message
-  bool unreported_ = false;        // finished by the matcher (refused): test() has yet to say so
   MessageHeader header_{};
   std::vector<std::byte> packed_;  // header + payload, for small payloads
   MPI_Datatype type_ = MPI_DATATYPE_NULL;

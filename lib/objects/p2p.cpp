@@ -163,7 +163,7 @@ Status recv_object_payload(const Communicator* comm, std::uint64_t type, Payload
   mpi::Message head;
   Status status;
   naming_errors(group.name, [&] {
-    head.start_recv(group.comm, mpi::receive_matcher(group), &frame, sizeof frame, DataType::UInt8, src < 0 ? MPI_ANY_SOURCE : src,
+    head.start_recv(group.comm, &frame, sizeof frame, DataType::UInt8, src < 0 ? MPI_ANY_SOURCE : src,
                     tag < 0 ? MPI_ANY_TAG : tag);
     wait(group, "recv", head, src, tag);
   });
@@ -186,7 +186,7 @@ Status recv_object_payload(const Communicator* comm, std::uint64_t type, Payload
   }
   mpi::Message body;
   naming_errors(group.name, [&] {
-    body.start_recv(group.comm, mpi::receive_matcher(group), into, static_cast<std::size_t>(frame.size), DataType::UInt8, status.source, status.tag);
+    body.start_recv(group.comm, into, static_cast<std::size_t>(frame.size), DataType::UInt8, status.source, status.tag);
     wait(group, "recv", body, status.source, status.tag);
   });
   return status;

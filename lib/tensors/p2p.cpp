@@ -115,7 +115,7 @@ class P2PWork final : public WorkState {
     Pending& p = pending_[i];
     p.record = record_start(*group_, receiving ? "recv" : "send", buffer, p.peer, p.tag);
     if (receiving)
-      p.message.start_recv(group_->comm, mpi::receive_matcher(*group_), buffer.data(), buffer.count(), buffer.dtype(),
+      p.message.start_recv(group_->comm, buffer.data(), buffer.count(), buffer.dtype(),
                            p.peer == any_source ? MPI_ANY_SOURCE : p.peer, p.tag == any_tag ? MPI_ANY_TAG : p.tag);
     else
       p.message.start_send(group_->comm, buffer.data(), buffer.count(), buffer.dtype(), p.peer, p.tag);

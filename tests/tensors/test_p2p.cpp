@@ -190,6 +190,10 @@ TEST_F(P2P, BadArgumentsAreLocalErrors) {
   exchange_in_pairs(comm);
 }
 
+// MPICH 4.0.2 reports the error of a receive that a larger message overran to MPI_COMM_WORLD's
+// handler, which aborts the job (README, Point-to-point): those cases run under Open MPI only.
+bool larger_messages_abort() { return under_mpich(); }
+
 TEST_F(P2P, CountAndTypeMismatchesNameBothCounts) {
   const auto comm = mpidist::world();
   const int me = comm.rank();
@@ -197,6 +201,7 @@ TEST_F(P2P, CountAndTypeMismatchesNameBothCounts) {
   struct Case { std::size_t sent, expected; const char* sent_text; const char* expected_text; };
   for (const Case c : {Case{5, 4, "5 float32", "4 float32"}, Case{4, 5, "4 float32", "5 float32"},
                        Case{10000, 9000, "10000 float32", "9000 float32"}, Case{9000, 10000, "9000 float32", "10000 float32"}}) {
+    if (c.sent > c.expected && larger_messages_abort()) continue;
     std::vector<float> out(c.sent, 1.0f), in(c.expected, 0.0f);
     Work s = mpidist::isend(comm, std::span(out), me, 2);
     expect_error([&] { (void)mpidist::recv(comm, std::span(in), me, 2); }, {"recv", c.sent_text, c.expected_text});
@@ -240,7 +245,7 @@ TEST_F(P2P, DroppedWorkWaitsAndNeverThrows) {
     Work s = mpidist::isend(comm, std::span(out), me, 11);
   }  // both waited for here, in reverse order
   EXPECT_EQ(in, out);
-  {
+  if (!larger_messages_abort()) {
     std::vector<float> small(3);
     Work s = mpidist::isend(comm, std::span(out), me, 12);
     Work r = mpidist::irecv(comm, std::span(small), me, 12);  // fails: written to the log only
@@ -249,8 +254,8 @@ TEST_F(P2P, DroppedWorkWaitsAndNeverThrows) {
 }
 
 TEST_F(P2P, MessagesMatchReceivesInTheOrderPosted) {
-  // MPI's rule, kept also where receives wait for a probe (MPICH): a message goes to the oldest
-  // posted receive that accepts it, whichever receive is waited for first.
+  // MPI's rule: a message goes to the oldest posted receive that accepts it, whichever receive is
+  // waited for first.
   const auto comm = mpidist::world().split(0, mpidist::rank());
   const int me = comm.rank();
   std::vector<std::int32_t> wildcard(2, -1), named(2, -1), later(2, -1);
