@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -177,7 +178,8 @@ TEST_F(P2P, BadArgumentsAreLocalErrors) {
   expect_error([&] { mpidist::send(comm, std::span(v), size, 0); }, {"send", "destination rank " + std::to_string(size), "out of range"});
   expect_error([&] { (void)mpidist::irecv(comm, std::span(v), -2, 0); }, {"irecv", "out of range"});
   expect_error([&] { (void)mpidist::isend(comm, std::span(v), 0, -1); }, {"isend", "tag -1 out of range"});
-  expect_error([&] { (void)mpidist::isend(comm, std::span(v), 0, mpidist::max_tag() + 1); }, {"isend", "out of range"});
+  if (mpidist::max_tag() < std::numeric_limits<int>::max())  // Open MPI's bound is INT_MAX itself
+    expect_error([&] { (void)mpidist::isend(comm, std::span(v), 0, mpidist::max_tag() + 1); }, {"isend", "out of range"});
   expect_error([&] { mpidist::send(comm, std::span(v), comm.rank(), 0); }, {"send", "blocking send to this rank itself", "isend"});
   std::vector<P2POp> ops{P2POp::recv(std::span(v), mpidist::any_source)};
   expect_error([&] { (void)mpidist::batch_isend_irecv(comm, ops); }, {"batch_isend_irecv", "any_source"});
