@@ -10,6 +10,7 @@ case each. A test that failed without a failing case in the log (a crash, a time
 report) counts as one failed case, so nothing that failed can be hidden.
 """
 import json
+import re
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -31,7 +32,11 @@ def count_log(logs, base):
     """(passed, failed) test cases of one meson test run, logged as logs/BASE.json and .junit.xml."""
     passed = failed = 0
     failing_suites = []
-    for suite in ET.parse(logs / f"{base}.junit.xml").getroot().iter("testsuite"):
+    # A failed run's output is kept in the XML as it was printed, colour escapes included, which
+    # XML 1.0 does not allow: they are dropped before parsing.
+    text = (logs / f"{base}.junit.xml").read_text(errors="replace")
+    text = re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", "", text)
+    for suite in ET.fromstring(text).iter("testsuite"):
         for case in suite.iter("testcase"):
             if case.find("failure") is not None or case.find("error") is not None:
                 failed += 1
