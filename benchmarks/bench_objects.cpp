@@ -1,5 +1,6 @@
 // bench_objects: the object collectives (objects.hpp) against Boost.MPI's own collectives (where
-// the build has a Boost.MPI for its MPI: not with MPICH on Debian), a hand-written pack over raw
+// the build has a Boost.MPI for its MPI: not with MPICH on Debian), broadcast, gather, all_gather
+// and send/recv (rank 0 to the last), a hand-written pack over raw
 // MPI (size message, then bytes, objects rebuilt on the receiver) and the raw bytes alone, in one
 // run. Payloads: a small struct (an int and a 16-character string),
 // a 100-key std::map<std::string, std::vector<float>> of 1000 floats per key (~400 KB), and a
@@ -102,6 +103,26 @@ T hand_broadcast(const T& value, MPI_Comm comm, int root, int rank) {
   bytes.resize(size);
   MPI_Bcast(bytes.data(), static_cast<int>(size), MPI_BYTE, root, comm);
   if (rank == root) return value;
+  T out;
+  unpack(bytes.data(), bytes.data() + size, out);
+  return out;
+}
+
+// One message of packed bytes; the receiver learns the size from MPI_Probe.
+template <class T>
+void hand_send(const T& value, MPI_Comm comm, int dest) {
+  std::vector<char> bytes;
+  pack(value, bytes);
+  MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, dest, 0, comm);
+}
+template <class T>
+T hand_recv(MPI_Comm comm, int src) {
+  MPI_Status status;
+  MPI_Probe(src, 0, comm, &status);
+  int size = 0;
+  MPI_Get_count(&status, MPI_BYTE, &size);
+  std::vector<char> bytes(static_cast<std::size_t>(size));
+  MPI_Recv(bytes.data(), size, MPI_BYTE, src, 0, comm, MPI_STATUS_IGNORE);
   T out;
   unpack(bytes.data(), bytes.data() + size, out);
   return out;
@@ -229,6 +250,30 @@ struct Bench {
                     }}));
     check(by_mpidist == from_root && boost_agrees(by_boost, from_root) && by_hand == from_root, "broadcast");
     run_gathers(name, mine, everyone, raw, raw_bytes, n);
+    run_send_recv(name, make, raw, raw_bytes, n);
+  }
+
+  // send/recv from rank 0 to the last rank (the others only take part in the barriers).
+  template <class T>
+  void run_send_recv(const std::string& name, T (*make)(int), std::vector<char>& raw, std::size_t raw_bytes, int n) {
+    if (size < 2) return;
+    const int dest = size - 1;
+    const T sent = make(0);
+    T by_mpidist, by_boost, by_hand;
+    auto pair = [&](auto send, auto recv) {
+      return [this, dest, send, recv] {
+        if (rank == 0) send();
+        else if (rank == dest) recv();
+      };
+    };
+    const int count = static_cast<int>(raw_bytes);
+    add(name, "send/recv", raw_bytes, n,
+        with_boost({{"mpidist", pair([&] { mpidist::send(sent, dest); }, [&] { by_mpidist = mpidist::recv<T>(0); })},
+                    {"hand pack", pair([&] { hand_send(sent, comm, dest); }, [&] { by_hand = hand_recv<T>(comm, 0); })},
+                    {"raw bytes", pair([&] { MPI_Send(raw.data(), count, MPI_BYTE, dest, 0, comm); },
+                                       [&] { MPI_Recv(raw.data(), count, MPI_BYTE, 0, 0, comm, MPI_STATUS_IGNORE); })}},
+                   {"boost.mpi", pair([&] { boost_comm.send(sent, dest, 0); }, [&] { boost_comm.recv(by_boost, 0, 0); })}));
+    if (rank == dest) check(by_mpidist == sent && boost_agrees(by_boost, sent) && by_hand == sent, "send/recv");
   }
 
   template <class T>
@@ -319,12 +364,14 @@ struct Target {
   double ratio, best_ratio, limit;
 };
 std::vector<Target> targets(const std::vector<Row>& rows) {
-  auto ratio = [&](const char* what, const char* payload, const char* impl, const char* base, double limit) {
-    return Target{what, find(rows, payload, "broadcast", impl) / find(rows, payload, "broadcast", base),
-                  find(rows, payload, "broadcast", impl, true) / find(rows, payload, "broadcast", base, true), limit};
+  auto ratio = [&](const char* what, const char* payload, const char* impl, const char* base, double limit,
+                   const char* op = "broadcast") {
+    return Target{what, find(rows, payload, op, impl) / find(rows, payload, op, base),
+                  find(rows, payload, op, impl, true) / find(rows, payload, op, base, true), limit};
   };
   std::vector<Target> ts{
       ratio("map broadcast: mpidist / hand pack", "map 100x1000f", "mpidist", "hand pack", 1.5),
+      ratio("map send/recv: mpidist / hand pack", "map 100x1000f", "mpidist", "hand pack", 1.5, "send/recv"),
       ratio("small struct broadcast: mpidist / raw 20-byte MPI_Bcast", "struct int+16ch", "mpidist", "raw bytes", 1.5),
       ratio("16 MiB vector broadcast (move): mpidist / raw MPI_Bcast", "vector<float> 16MiB", "mpidist mv", "raw bytes",
             1.05),
@@ -340,7 +387,7 @@ std::vector<Target> targets(const std::vector<Row>& rows) {
 
 // The verdict uses the medians; the best-iteration ratio shows what a loaded machine hides.
 void print_targets(const std::vector<Target>& ts) {
-  std::printf("\n%-58s %8s %8s %8s\n", "target (broadcast)", "ratio", "best", "limit");
+  std::printf("\n%-58s %8s %8s %8s\n", "target", "ratio", "best", "limit");
   for (const auto& t : ts) {
     if (t.limit > 0)
       std::printf("%-58s %7.2fx %7.2fx %7.2fx %s\n", t.what, t.ratio, t.best_ratio, t.limit,

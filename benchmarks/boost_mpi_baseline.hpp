@@ -1,4 +1,4 @@
-// Boost.MPI's object collectives, bench_objects' baseline where the build has a Boost.MPI for the
+// Boost.MPI's object collectives and send/recv, bench_objects' baseline where the build has a Boost.MPI for the
 // MPI it uses (MPIDIST_BENCH_BOOST_MPI=1; Debian builds Boost.MPI for Open MPI only). Without
 // one, `available` is false, bench_objects leaves the baseline out and says so, and the stand-ins
 // below are never called.
@@ -35,6 +35,11 @@ class Comm {
   template <class T>
   void all_gather(const T& mine, std::vector<T>& out) { boost::mpi::all_gather(comm_, mine, out); }
 
+  template <class T>
+  void send(const T& value, int dest, int tag) { comm_.send(dest, tag, value); }
+  template <class T>
+  void recv(T& value, int src, int tag) { comm_.recv(src, tag, value); }
+
  private:
   boost::mpi::communicator comm_;
 };
@@ -56,6 +61,10 @@ class Comm {
   void gather(const T&, std::vector<T>&, int) { std::abort(); }
   template <class T>
   void all_gather(const T&, std::vector<T>&) { std::abort(); }
+  template <class T>
+  void send(const T&, int, int) { std::abort(); }
+  template <class T>
+  void recv(T&, int, int) { std::abort(); }
 };
 
 }  // namespace boost_baseline

@@ -27,9 +27,14 @@ inline constexpr std::size_t default_fusion_bytes = std::size_t{64} << 20;
 enum class HostAllReduce { Auto, Mpi, Shm, TwoD };
 
 struct Settings {
-  /// MPIDIST_VALIDATE: the cross-rank argument check before every tensor collective. "auto"
-  /// (unset) resolves to on when any rank of the job has a CUDA device.
+  /// MPIDIST_VALIDATE=1: the cross-rank argument check before every collective.
   bool validate = false;
+  /// MPIDIST_VALIDATE=auto (unset) where any rank of the job has a CUDA device: the check before
+  /// every collective on device memory, where a mismatch would hang NCCL or corrupt memory. Host
+  /// calls keep MPI's contract (the check would triple a small call's time on a GPU node).
+  bool validate_device_calls = false;
+  /// Whether a call on `device` (-1: host memory) is checked across the ranks first.
+  bool validates(int device) const noexcept { return validate || (validate_device_calls && device >= 0); }
   /// MPIDIST_BACKEND for device memory: mpi or nccl; nullopt is auto.
   std::optional<Backend> backend;
   /// MPIDIST_TIMEOUT: how long a collective may wait for the other ranks before the watchdog ends

@@ -20,8 +20,9 @@ void check_local_arguments(CollectiveKind kind, const char* name, const BufferVi
 /// fine). Throws the same Error on every rank if any rank failed or if the ranks disagree on the
 /// collective, element count, element type, reduction, root or transport; the message names the
 /// ranks and their values. Waits at most MPIDIST_TIMEOUT for the other ranks. The exchange runs on
-/// the group's control channel when the job validates (Settings::validate: on by default where
-/// any rank has a CUDA device); without it, local failures are thrown on the failing rank only.
+/// the group's control channel when the job validates the call (Settings::validates: by default
+/// the calls on device memory where any rank has a CUDA device); without it, a local failure is
+/// voted on, and the group breaks if the others went on into the call.
 /// `transport` is null when the local checks failed.
 void agree_on_call(const Call& call, const Transport* transport, std::exception_ptr local);
 

@@ -179,8 +179,12 @@ void run_device(Group& group, const char* name, const List& list, ReduceOp op, S
 // Step 1: every rank's checks and the ranks' agreement on the list; throws the call's Error.
 void prepare_list(Group& group, const char* name, List& list, ReduceOp op, Stream stream, int size, int rank) {
   const auto local = capture([&] { check_list(group, name, list, op, stream, size, rank); });
+  // Whether to agree first depends on the memory of the first non-empty buffer, known whether or
+  // not this rank's checks failed, so every rank with the same list decides alike.
+  const auto non_empty = std::find_if(list.buffers.begin(), list.buffers.end(), [](const BufferView& b) { return b.count() > 0; });
+  const int device = non_empty == list.buffers.end() ? -1 : non_empty->device();
   naming_errors(group.name, [&] {
-    if (size > 1 && settings(name).validate) agree_on_list(group, name, list.buffers, list, op, local);
+    if (size > 1 && settings(name).validates(device)) agree_on_list(group, name, list.buffers, list, op, local);
     else if (size > 1 && local) vote_on_local_failure(group, fingerprint_of(name, list.buffers, op), local);
     else if (local) std::rethrow_exception(local);
   });

@@ -222,7 +222,7 @@ void run(Group& group, const Request& r) {
   mpi::Exchange e{};
   const auto local = capture([&] { e = describe(r, group, size, group.topology.rank); });
   naming_errors(group.name, [&] {
-    if (settings(r.name).validate) agree(group, fp, r, local ? nullptr : &e, local);
+    if (settings(r.name).validates(r.in.device())) agree(group, fp, r, local ? nullptr : &e, local);
     else if (local) vote_on_local_failure(group, fp, local);
     mpi::exchange(e);
   });

@@ -1,10 +1,13 @@
-// Payloads past INT_MAX bytes at 2 ranks: a > 2 GiB string broadcast (chunked MPI_Bcast), and a
-// gather whose total passes INT_MAX (MPI_Gatherv in rounds). Registered alone as objects-huge-np2:
-// it needs ~7 GB of memory and tens of seconds.
+// Payloads past INT_MAX bytes at 2 ranks: a > 2 GiB string broadcast (chunked MPI_Bcast), a
+// gather whose total passes INT_MAX (MPI_Gatherv in rounds), and point-to-point past INT_MAX
+// elements and bytes (a tensor send and an object send, both in pieces). Registered alone as
+// objects-huge-np2: it needs ~8 GB of memory and tens of seconds.
 #include <algorithm>
 #include <boost/serialization/string.hpp>
 #include <climits>
+#include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 
 #include "mpi_test.hpp"
@@ -61,6 +64,40 @@ TEST_F(ObjectsHugeTest, GatherPastTwoGiBInTotal) {
       EXPECT_EQ(text.size(), (std::size_t{1} << 30) + 100 + static_cast<std::size_t>(r));
       EXPECT_EQ(first_difference(text, r), std::string::npos) << "rank " << r;
     }
+  }
+}
+
+// A tensor of INT_MAX + 4099 bytes, one byte an element: past INT_MAX in both, so a send must go
+// in pieces, and the receiver's Status and every byte must come out whole. Root ≠ 0: the last
+// rank sends to rank 0.
+TEST_F(ObjectsHugeTest, TensorSendPastTwoGiB) {
+  if (mpidist::world_size() < 2) GTEST_SKIP() << "needs two ranks";
+  const std::size_t length = static_cast<std::size_t>(INT_MAX) + 4099;
+  const int sender = mpidist::world_size() - 1;
+  if (mpidist::rank() == sender) {
+    std::string text = make_text(length, 3);
+    mpidist::send(std::span(reinterpret_cast<std::uint8_t*>(text.data()), text.size()), 0, 5);
+  } else if (mpidist::rank() == 0) {
+    std::string text(length, '\0');
+    const mpidist::Status status = mpidist::recv(std::span(reinterpret_cast<std::uint8_t*>(text.data()), text.size()),
+                                                 sender, 5);
+    EXPECT_EQ(status.source, sender);
+    EXPECT_EQ(status.tag, 5);
+    EXPECT_EQ(first_difference(text, 3), std::string::npos);
+  }
+}
+
+// The same size as an object: a std::string sent with send and received with recv<T>.
+TEST_F(ObjectsHugeTest, ObjectSendPastTwoGiB) {
+  if (mpidist::world_size() < 2) GTEST_SKIP() << "needs two ranks";
+  const std::size_t length = static_cast<std::size_t>(INT_MAX) + 4099;
+  const int sender = mpidist::world_size() - 1;
+  if (mpidist::rank() == sender) {
+    mpidist::send(make_text(length, 9), 0, 6);
+  } else if (mpidist::rank() == 0) {
+    const auto text = mpidist::recv<std::string>(sender, 6);
+    ASSERT_EQ(text.size(), length);
+    EXPECT_EQ(first_difference(text, 9), std::string::npos);
   }
 }
 
