@@ -276,14 +276,15 @@ Group& group_for(const Communicator* comm, const char* operation) {
   return comm != nullptr ? group_of(*comm, operation) : world_group(operation);
 }
 
+// `blocking`: send or recv, which wait before returning (isend and irecv do not).
 std::unique_ptr<WorkState> start_one(const Communicator* comm, const char* operation, const BufferView& buffer,
-                                     int peer, int tag, bool receiving, Stream stream, bool blocking_send = false) {
+                                     int peer, int tag, bool receiving, Stream stream, bool blocking) {
   Group& group = group_for(comm, operation);
-  check_op(group, operation, buffer, peer, tag, receiving, blocking_send);
+  check_op(group, operation, buffer, peer, tag, receiving, blocking && !receiving);
   if (through_nccl(operation, buffer)) {
     check_nccl_peer(group, operation, peer);
     const DeviceMessage message{receiving, buffer.data(), buffer.count(), buffer.dtype(), peer};
-    if (blocking_send || std::string_view(operation) == "recv") {  // joins the open batch, if any, and goes now
+    if (blocking) {  // joins the open batch, if any, and goes now
       auto work = defer(group, operation, message, stream);
       launch_open_batch(group, operation);
       return work;
@@ -303,7 +304,7 @@ void send_blocking(const Communicator* comm, const BufferView& buffer, int dest,
 }
 
 Status recv_blocking(const Communicator* comm, const BufferView& buffer, int src, int tag, Stream stream) {
-  auto work = start_one(comm, "recv", buffer, src, tag, true, stream);
+  auto work = start_one(comm, "recv", buffer, src, tag, true, stream, true);
   naming_errors(work->communicator(), [&] { work->complete(); });
   // NCCL matches in order per peer, without tags: the message is the one from src.
   if (auto* host = dynamic_cast<P2PWork*>(work.get())) return host->status();
@@ -372,16 +373,16 @@ Status recv(const Communicator& comm, BufferView buffer, int src, int tag, Strea
   return detail::recv_blocking(&comm, buffer, src, tag, stream);
 }
 Work isend(BufferView buffer, int dest, int tag, Stream stream) {
-  return Work(detail::start_one(nullptr, "isend", buffer, dest, tag, false, stream));
+  return Work(detail::start_one(nullptr, "isend", buffer, dest, tag, false, stream, false));
 }
 Work isend(const Communicator& comm, BufferView buffer, int dest, int tag, Stream stream) {
-  return Work(detail::start_one(&comm, "isend", buffer, dest, tag, false, stream));
+  return Work(detail::start_one(&comm, "isend", buffer, dest, tag, false, stream, false));
 }
 Work irecv(BufferView buffer, int src, int tag, Stream stream) {
-  return Work(detail::start_one(nullptr, "irecv", buffer, src, tag, true, stream));
+  return Work(detail::start_one(nullptr, "irecv", buffer, src, tag, true, stream, false));
 }
 Work irecv(const Communicator& comm, BufferView buffer, int src, int tag, Stream stream) {
-  return Work(detail::start_one(&comm, "irecv", buffer, src, tag, true, stream));
+  return Work(detail::start_one(&comm, "irecv", buffer, src, tag, true, stream, false));
 }
 Work batch_isend_irecv(std::span<const P2POp> ops, Stream stream) { return detail::batch(nullptr, ops, stream); }
 Work batch_isend_irecv(const Communicator& comm, std::span<const P2POp> ops, Stream stream) {
