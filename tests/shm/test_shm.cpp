@@ -335,16 +335,18 @@ TEST_F(Shm, AutoAcrossRealHosts) {
 }
 
 // broadcast, reduce, reduce_scatter and all_gather through the segment, against MPI on the same
-// inputs: sizes 0, 1, odd, around every threshold (a control line's 56 B, the one-shot 16 KiB, a
-// half's 256 KiB per rank and per piece) and past the whole segment; roots other than 0.
-std::vector<std::size_t> other_counts(std::size_t element, int ranks) {
+// inputs: sizes 0, 1, odd, around every threshold (a control line's 56 B, the one-shot 16 KiB, and
+// with `large` a half's 256 KiB per rank and per piece, and past the whole segment); roots other
+// than 0.
+std::vector<std::size_t> other_counts(std::size_t element, int ranks, bool large) {
   std::vector<std::size_t> counts{0, 1, 3, 31, 7001};
   const auto n = static_cast<std::size_t>(ranks);
-  for (const std::size_t edge : {std::size_t{56}, std::size_t{56} / n, std::size_t{16} << 10, std::size_t{256} << 10,
-                                 (std::size_t{256} << 10) / n})
+  std::vector<std::size_t> edges{56, 56 / n, std::size_t{16} << 10};
+  if (large) edges.insert(edges.end(), {std::size_t{256} << 10, (std::size_t{256} << 10) / n});
+  for (const std::size_t edge : edges)
     for (const long d : {-1L, 0L, 1L})
       if (static_cast<long>(edge / element) + d >= 0) counts.push_back(static_cast<std::size_t>(static_cast<long>(edge / element) + d));
-  counts.push_back((std::size_t{3} << 20) / element + 5);  // more than the segment
+  if (large) counts.push_back((std::size_t{3} << 20) / element + 5);  // more than the segment
   return counts;
 }
 
@@ -425,12 +427,18 @@ void check_all_gather(const Communicator& comm, std::size_t block) {
       << "all_gather in place block " << block << " on " << comm.name();
 }
 
+// Past the one-shot's 16 KiB the root's part runs the same code for every root: one root (not 0)
+// there. `large`: the chunked sizes too (they took 60% of the shm runs' time under ASan when every
+// type swept them; element sizes 1, 4 and 8 B cover the chunk edges' alignments).
 template <class T>
-void sweep_others(const Communicator& comm, std::initializer_list<ReduceOp> ops) {
-  for (const std::size_t count : other_counts(sizeof(T), comm.size())) {
-    for (const int root : roots_of(comm)) {
+void sweep_others(const Communicator& comm, std::initializer_list<ReduceOp> ops, bool large) {
+  for (const std::size_t count : other_counts(sizeof(T), comm.size(), large)) {
+    const bool chunked = count * sizeof(T) > (std::size_t{16} << 10);
+    for (const int root : chunked ? std::vector<int>{comm.size() - 1} : roots_of(comm)) {
       check_broadcast<T>(comm, count, root);
-      for (const ReduceOp op : ops) check_reduce<T>(comm, count, op, root, root == comm.size() - 1);
+      // In place at the last root; chunked sizes, with one root, alternate by count.
+      const bool in_place = chunked ? count % 2 == 1 : root == comm.size() - 1;
+      for (const ReduceOp op : ops) check_reduce<T>(comm, count, op, root, in_place);
     }
     // The largest counts as the whole input: past the segment without a 4x larger buffer.
     const std::size_t block = count >= (std::size_t{1} << 16) ? count / static_cast<std::size_t>(comm.size()) : count;
@@ -442,11 +450,11 @@ void sweep_others(const Communicator& comm, std::initializer_list<ReduceOp> ops)
 
 TEST_F(Shm, OtherCollectivesAgainstMpi) {
   const Communicator world = mpidist::world();
-  sweep_others<float>(world, {ReduceOp::Sum, ReduceOp::Avg});
-  sweep_others<std::int32_t>(world, {ReduceOp::Max, ReduceOp::Sum});
-  sweep_others<std::uint8_t>(world, {ReduceOp::Min});
-  sweep_others<double>(world, {ReduceOp::Product});
-  sweep_others<mpidist::bfloat16>(world, {ReduceOp::Sum});
+  sweep_others<float>(world, {ReduceOp::Sum, ReduceOp::Avg}, true);
+  sweep_others<std::int32_t>(world, {ReduceOp::Max, ReduceOp::Sum}, false);
+  sweep_others<std::uint8_t>(world, {ReduceOp::Min}, true);
+  sweep_others<double>(world, {ReduceOp::Product}, true);
+  sweep_others<mpidist::bfloat16>(world, {ReduceOp::Sum}, false);
 }
 
 // Small counts of every type and op, where the data ride in the control lines.
