@@ -139,13 +139,10 @@ Settings agree_on_settings(MPI_Comm comm) {
   // Auto: check where any rank has a GPU. A mismatch would hang NCCL, and the check is cheap beside
   // a kernel launch; a CPU-only job keeps MPI's own contract (the check doubles a small call's
   // latency there). Decided for the whole job: ranks that disagree on checking would hang each other.
-  if (validate) {
-    settings.validate = *validate;
-  } else {
-    int any_device = cuda_device_count() > 0 ? 1 : 0;
-    MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &any_device, 1, MPI_INT, MPI_MAX, comm));
-    settings.validate = any_device != 0;
-  }
+  int any_device = cuda_device_count() > 0 ? 1 : 0;
+  MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &any_device, 1, MPI_INT, MPI_MAX, comm));
+  settings.any_device = any_device != 0;
+  settings.validate = validate ? *validate : settings.any_device;
   return settings;
 }
 

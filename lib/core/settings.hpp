@@ -30,6 +30,8 @@ struct Settings {
   /// MPIDIST_VALIDATE: the cross-rank argument check before every tensor collective. "auto"
   /// (unset) resolves to on when any rank of the job has a CUDA device.
   bool validate = false;
+  /// Whether any rank of the job has a CUDA device, so that device memory may take part in a call.
+  bool any_device = false;
   /// MPIDIST_BACKEND for device memory: mpi or nccl; nullopt is auto.
   std::optional<Backend> backend;
   /// MPIDIST_TIMEOUT: how long a collective may wait for the other ranks before the watchdog ends
