@@ -33,8 +33,10 @@ struct Settings {
   /// every collective on device memory, where a mismatch would hang NCCL or corrupt memory. Host
   /// calls keep MPI's contract (the check would triple a small call's time on a GPU node).
   bool validate_device_calls = false;
-  /// Whether a call on `device` (-1: host memory) is checked across the ranks first.
-  bool validates(int device) const noexcept { return validate || (validate_device_calls && device >= 0); }
+  /// Whether a call on device memory (or host memory) is checked across the ranks first.
+  bool validates(bool on_device) const noexcept { return validate || (validate_device_calls && on_device); }
+  /// Whether any rank of the job has a CUDA device, so that device memory may take part in a call.
+  bool any_device = false;
   /// MPIDIST_BACKEND for device memory: mpi or nccl; nullopt is auto.
   std::optional<Backend> backend;
   /// MPIDIST_TIMEOUT: how long a collective may wait for the other ranks before the watchdog ends

@@ -132,7 +132,7 @@ void agree_on_call(const Call& call, const Transport* transport, std::exception_
     if (local) std::rethrow_exception(local);
     return;
   }
-  if (!settings(call.name).validates(call.device)) {
+  if (!settings(call.name).validates(call.device >= 0)) {
     // Nobody else checked this rank's arguments: whether the ranks are still in step is voted.
     if (local) vote_on_local_failure(*call.group, fingerprint_of(call), local);
     return;

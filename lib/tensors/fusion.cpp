@@ -184,7 +184,7 @@ void prepare_list(Group& group, const char* name, List& list, ReduceOp op, Strea
   const auto non_empty = std::find_if(list.buffers.begin(), list.buffers.end(), [](const BufferView& b) { return b.count() > 0; });
   const int device = non_empty == list.buffers.end() ? -1 : non_empty->device();
   naming_errors(group.name, [&] {
-    if (size > 1 && settings(name).validates(device)) agree_on_list(group, name, list.buffers, list, op, local);
+    if (size > 1 && settings(name).validates(device >= 0)) agree_on_list(group, name, list.buffers, list, op, local);
     else if (size > 1 && local) vote_on_local_failure(group, fingerprint_of(name, list.buffers, op), local);
     else if (local) std::rethrow_exception(local);
   });

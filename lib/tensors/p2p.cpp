@@ -19,6 +19,7 @@
 #include "core/p2p_rules.hpp"
 #include "core/settings.hpp"
 #include "mpi/p2p_messages.hpp"
+#include "tensors/open_batch.hpp"
 #include "watch/flight_recorder.hpp"
 #include "watch/timeout.hpp"
 #include "watch/watchdog.hpp"
@@ -253,10 +254,6 @@ class DeferredWork final : public WorkState {
   std::shared_ptr<DeviceBatch> batch_;
 };
 
-// The open batch of `group`, launched now (before a blocking call or a batch of the user's).
-void launch_open_batch(Group& group, const char* operation) {
-  if (auto open = std::static_pointer_cast<DeviceBatch>(group.device_p2p)) open->launch(operation);
-}
 
 std::unique_ptr<WorkState> defer(Group& group, const char* operation, const DeviceMessage& message, Stream stream) {
   auto open = std::static_pointer_cast<DeviceBatch>(group.device_p2p);
@@ -353,6 +350,11 @@ Work batch(const Communicator* comm, std::span<const P2POp> ops, Stream stream) 
 }
 
 }  // namespace
+
+void launch_open_batch(Group& group, const char* operation) {
+  if (auto open = std::static_pointer_cast<DeviceBatch>(group.device_p2p)) open->launch(operation);
+}
+
 }  // namespace detail
 
 int max_tag() {

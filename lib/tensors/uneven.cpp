@@ -1,7 +1,8 @@
 // The front end of the collectives where every pair of ranks moves a block of its own size:
 // all_to_all (equal blocks and uneven splits), all_gather_v, gather and scatter. Describes each
 // as an exchange of blocks, checks it (with MPIDIST_VALIDATE=1: across the ranks, naming each
-// rank's value) and hands it to mpi/uneven_collectives. Host memory.
+// rank's value) and hands it to mpi/uneven_collectives (host memory) or uneven_device (device
+// memory: NCCL, or staged through host memory).
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -10,11 +11,13 @@
 #include <vector>
 
 #include "core/context.hpp"
+#include "core/device_backend.hpp"
 #include "core/group.hpp"
 #include "core/mpi_check.hpp"
 #include "core/settings.hpp"
 #include "core/text_collectives.hpp"
 #include "mpi/uneven_collectives.hpp"
+#include "tensors/uneven_device.hpp"
 #include "watch/agreement.hpp"
 #include "watch/call_scope.hpp"
 #include "mpidist/collectives.hpp"
@@ -49,7 +52,46 @@ struct Request {
   BufferView in, out;
   Counts send_counts, recv_counts;  // all_to_all's uneven form; all_gather_v's counts in recv_counts
   int root = 0;
+  Stream stream = nullptr;
 };
+
+// Where this rank's side of the call lives, as the ranks agree on it: a rank with no element to
+// send or receive has no say (one receiving everything, say) and follows the others.
+enum Memory : std::int64_t { HostMemory = -1, NoElements = 0, DeviceMemory = 1 };
+
+// The buffers this rank reads and writes: scatter's in and gather's out are the root's only.
+bool in_used(const Request& r, int rank) { return r.shape != Shape::Scatter || rank == r.root; }
+bool out_used(const Request& r, int rank) { return r.shape != Shape::Gather || rank == r.root; }
+
+// The device of this rank's buffers (-1: host memory, or no elements): in and out on one device,
+// this rank's (mpidist::device()), as for the other collectives. Throws the local Error.
+int device_of(const Request& r, int rank) {
+  const bool in = in_used(r, rank) && r.in.count() > 0, out = out_used(r, rank) && r.out.count() > 0;
+  if (in && out && r.in.device() != r.out.device()) {
+    const auto where = [](int d) { return d < 0 ? std::string("host memory") : "cuda:" + std::to_string(d); };
+    throw Error(r.name, "in and out must live in the same memory (host, or the same CUDA device); in is on " +
+                            where(r.in.device()) + ", out on " + where(r.out.device()));
+  }
+  const int device = in ? r.in.device() : out ? r.out.device() : -1;
+  if (device >= 0) {
+    const int mine = rank_device(context(r.name).topology.local_rank);
+    if (device != mine)
+      throw Error(r.name, "buffers are on cuda:" + std::to_string(device) + " but this rank's device is cuda:" +
+                              std::to_string(mine) + " (mpidist::device())");
+  }
+  return device;
+}
+
+// Without device_of's checks: a rank whose own checks failed still votes and agrees with it.
+Memory memory_of(const Request& r, int rank) {
+  const bool in = in_used(r, rank) && r.in.count() > 0, out = out_used(r, rank) && r.out.count() > 0;
+  if (!in && !out) return NoElements;
+  return (in && r.in.device() >= 0) || (out && r.out.device() >= 0) ? DeviceMemory : HostMemory;
+}
+
+std::string memory_text(Memory m) {
+  return m == HostMemory ? "host memory" : m == DeviceMemory ? "device memory" : "no elements";
+}
 
 // The count every rank must share (Count of the agreement), or 0 where counts differ by rank.
 std::size_t shared_count(const Request& r, int size) {
@@ -64,8 +106,6 @@ std::size_t shared_count(const Request& r, int size) {
 // This rank's own checks, and its side of the exchange. Throws the local Error.
 mpi::Exchange describe(const Request& r, Group& group, int size, int rank) {
   const char* name = r.name;
-  if (r.in.device() >= 0 || r.out.device() >= 0)
-    throw Error(name, "device memory is not supported by " + std::string(name) + " yet; copy it to host memory");
   if (r.in.dtype() != r.out.dtype())
     throw Error(name, "in has element type " + std::string(to_string(r.in.dtype())) + " but out has " +
                           std::string(to_string(r.out.dtype())));
@@ -147,21 +187,23 @@ mpi::Exchange describe(const Request& r, Group& group, int size, int rank) {
   const auto* in_begin = static_cast<const std::byte*>(r.in.data());
   const auto* out_begin = static_cast<const std::byte*>(r.out.data());
   const std::size_t in_bytes = r.in.bytes(), out_bytes = r.out.bytes();
-  const bool in_used = r.shape != Shape::Scatter || rank == r.root;
-  const bool out_used = r.shape != Shape::Gather || rank == r.root;
-  if (in_used && out_used && in_bytes > 0 && out_bytes > 0 && in_begin < out_begin + out_bytes &&
+  if (in_used(r, rank) && out_used(r, rank) && in_bytes > 0 && out_bytes > 0 && in_begin < out_begin + out_bytes &&
       out_begin < in_begin + in_bytes)
     throw Error(name, "in and out overlap; " + std::string(name) + " takes separate buffers");
+  device_of(r, rank);  // the memory checks, after the shape's (which name the counts)
   return e;
 }
 
-// MPIDIST_VALIDATE: the ranks agree on the element type, the root and the shared count (or, for
-// all_gather_v, the counts); for all_to_all's uneven form every rank's recv_counts must be what
-// the others send it. A difference is the same Error on every rank, naming each rank's value.
-void agree(Group& group, const Fingerprint& fp, const Request& r, const mpi::Exchange* e, std::exception_ptr local) {
+// MPIDIST_VALIDATE: the ranks agree on the element type, the root, the memory and the shared
+// count (or, for all_gather_v, the counts); for all_to_all's uneven form every rank's recv_counts
+// must be what the others send it. A difference is the same Error on every rank, naming each
+// rank's value. Returns whether the call takes the device path (on every rank alike).
+bool agree(Group& group, const Fingerprint& fp, const Request& r, const mpi::Exchange* e, std::exception_ptr local) {
   CallRecord mine(r.name, group.sequence);
   mine[CallRecord::Failed] = local ? 1 : 0;
+  const Memory memory = local ? NoElements : memory_of(r, group.topology.rank);
   if (!local) {
+    mine[CallRecord::Route] = memory;
     mine[CallRecord::Dtype] = static_cast<std::int64_t>(r.in.dtype());
     mine[CallRecord::Root] = r.root;
     mine[CallRecord::Count] = static_cast<std::int64_t>(shared_count(r, group.topology.size));
@@ -178,12 +220,16 @@ void agree(Group& group, const Fingerprint& fp, const Request& r, const mpi::Exc
   };
   if (!verdict.same(CallRecord::Dtype)) disagree("the element type", std::string(to_string(r.in.dtype())));
   if (!verdict.same(CallRecord::Root)) disagree("the root", std::to_string(r.root));
+  // Host on some ranks and device on others would take different paths and wait for each other.
+  if (verdict.smallest[CallRecord::Route] == HostMemory && verdict.largest[CallRecord::Route] == DeviceMemory)
+    disagree("the memory", memory_text(memory));
+  const bool device = verdict.largest[CallRecord::Route] == DeviceMemory;
   if (!verdict.same(CallRecord::Count))
     disagree(r.shape == Shape::AllToAll ? "the block count (in's count / world size)"
                                         : r.shape == Shape::Gather ? "in's count" : "out's count",
              std::to_string(shared_count(r, group.topology.size)));
   if (!verdict.same(CallRecord::Detail)) disagree("the counts", list(r.recv_counts));
-  if (r.shape != Shape::AllToAllV) return;
+  if (r.shape != Shape::AllToAllV) return device;
   // What every rank will send this one, against what it expects.
   const auto n = static_cast<std::size_t>(group.topology.size);
   std::vector<std::uint64_t> sends(e->send_counts.begin(), e->send_counts.end()), coming(n);
@@ -202,13 +248,27 @@ void agree(Group& group, const Fingerprint& fp, const Request& r, const mpi::Exc
     group.failed_in_step = true;
     throw Error(group.name, r.name, "recv_counts do not match the senders' send_counts: " + detail);
   }
+  return device;
+}
+
+// The call's memory, from this rank's buffers. Only all_to_all's uneven form can leave a rank with
+// no elements while the others have some, and only a job with a GPU can have device memory: there
+// the ranks vote (a rank with nothing would otherwise not know whether to join an NCCL group or
+// MPI's collective, nor, under MPIDIST_VALIDATE=auto, whether the call is checked).
+bool device_path(Group& group, const Request& r) {
+  int memory = memory_of(r, group.topology.rank);
+  if (r.shape == Shape::AllToAllV && settings(r.name).any_device)
+    MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &memory, 1, MPI_INT, MPI_MAX, group.control));
+  return memory == DeviceMemory;
 }
 
 void run(Group& group, const Request& r) {
   // Inside a MainProcessContext only this rank runs: a group of one, whatever the communicator.
   if (MainProcessContext::depth() > 0 || group.topology.size == 1) {
     const mpi::Exchange e = naming_errors(group.name, [&] { return describe(r, group, 1, 0); });
-    if (e.recv_counts[0] > 0)
+    if (const int device = device_of(r, 0); device >= 0)
+      naming_errors(group.name, [&] { copy_own_block(e, device, r.stream, r.name); });
+    else if (e.recv_counts[0] > 0)
       std::memmove(static_cast<char*>(e.out) + e.recv_displs[0] * size_of(e.dtype),
                    static_cast<const char*>(e.in) + e.send_displs[0] * size_of(e.dtype),
                    e.recv_counts[0] * size_of(e.dtype));
@@ -222,9 +282,13 @@ void run(Group& group, const Request& r) {
   mpi::Exchange e{};
   const auto local = capture([&] { e = describe(r, group, size, group.topology.rank); });
   naming_errors(group.name, [&] {
-    if (settings(r.name).validates(r.in.device())) agree(group, fp, r, local ? nullptr : &e, local);
+    // The call's memory, alike on every rank (device_path), decides whether it is checked (under
+    // auto: device memory only); the agreement then also compares every rank's memory.
+    bool device = device_path(group, r);
+    if (settings(r.name).validates(device)) device = agree(group, fp, r, local ? nullptr : &e, local);
     else if (local) vote_on_local_failure(group, fp, local);
-    mpi::exchange(e);
+    if (device) exchange_on_device(e, device_of(r, group.topology.rank), r.stream, r.name);
+    else mpi::exchange(e);
   });
 }
 
@@ -232,9 +296,8 @@ Group& group_for(const Communicator* comm, const char* name) {
   return comm != nullptr ? group_of(*comm, name) : world_group(name);
 }
 
-void all_to_all_v(const Communicator* comm, BufferView in, Counts send_counts, BufferView out, Counts recv_counts) {
-  run(group_for(comm, "all_to_all"), Request{Shape::AllToAllV, "all_to_all", in, out, send_counts, recv_counts});
-}
+// Every public form: the world's (comm null) or the communicator's group.
+void run(const Communicator* comm, const Request& r) { run(group_for(comm, r.name), r); }
 
 }  // namespace
 }  // namespace detail
@@ -242,37 +305,38 @@ void all_to_all_v(const Communicator* comm, BufferView in, Counts send_counts, B
 using detail::Request;
 using detail::Shape;
 
-void all_to_all(BufferView in, BufferView out, Stream) {
-  detail::run(detail::world_group("all_to_all"), Request{Shape::AllToAll, "all_to_all", in, out, {}, {}});
+void all_to_all(BufferView in, BufferView out, Stream stream) {
+  detail::run(nullptr, Request{Shape::AllToAll, "all_to_all", in, out, {}, {}, 0, stream});
 }
-void all_to_all(const Communicator& comm, BufferView in, BufferView out, Stream) {
-  detail::run(detail::group_of(comm, "all_to_all"), Request{Shape::AllToAll, "all_to_all", in, out, {}, {}});
+void all_to_all(const Communicator& comm, BufferView in, BufferView out, Stream stream) {
+  detail::run(&comm, Request{Shape::AllToAll, "all_to_all", in, out, {}, {}, 0, stream});
 }
 void all_to_all(BufferView in, std::span<const std::size_t> send_counts, BufferView out,
-                std::span<const std::size_t> recv_counts, Stream) {
-  detail::all_to_all_v(nullptr, in, send_counts, out, recv_counts);
+                std::span<const std::size_t> recv_counts, Stream stream) {
+  detail::run(nullptr, Request{Shape::AllToAllV, "all_to_all", in, out, send_counts, recv_counts, 0, stream});
 }
 void all_to_all(const Communicator& comm, BufferView in, std::span<const std::size_t> send_counts, BufferView out,
-                std::span<const std::size_t> recv_counts, Stream) {
-  detail::all_to_all_v(&comm, in, send_counts, out, recv_counts);
+                std::span<const std::size_t> recv_counts, Stream stream) {
+  detail::run(&comm, Request{Shape::AllToAllV, "all_to_all", in, out, send_counts, recv_counts, 0, stream});
 }
-void all_gather_v(BufferView in, BufferView out, std::span<const std::size_t> counts, Stream) {
-  detail::run(detail::world_group("all_gather_v"), Request{Shape::AllGatherV, "all_gather_v", in, out, {}, counts});
+void all_gather_v(BufferView in, BufferView out, std::span<const std::size_t> counts, Stream stream) {
+  detail::run(nullptr, Request{Shape::AllGatherV, "all_gather_v", in, out, {}, counts, 0, stream});
 }
-void all_gather_v(const Communicator& comm, BufferView in, BufferView out, std::span<const std::size_t> counts, Stream) {
-  detail::run(detail::group_of(comm, "all_gather_v"), Request{Shape::AllGatherV, "all_gather_v", in, out, {}, counts});
+void all_gather_v(const Communicator& comm, BufferView in, BufferView out, std::span<const std::size_t> counts,
+                  Stream stream) {
+  detail::run(&comm, Request{Shape::AllGatherV, "all_gather_v", in, out, {}, counts, 0, stream});
 }
-void gather(BufferView in, BufferView out, int root, Stream) {
-  detail::run(detail::world_group("gather"), Request{Shape::Gather, "gather", in, out, {}, {}, root});
+void gather(BufferView in, BufferView out, int root, Stream stream) {
+  detail::run(nullptr, Request{Shape::Gather, "gather", in, out, {}, {}, root, stream});
 }
-void gather(const Communicator& comm, BufferView in, BufferView out, int root, Stream) {
-  detail::run(detail::group_of(comm, "gather"), Request{Shape::Gather, "gather", in, out, {}, {}, root});
+void gather(const Communicator& comm, BufferView in, BufferView out, int root, Stream stream) {
+  detail::run(&comm, Request{Shape::Gather, "gather", in, out, {}, {}, root, stream});
 }
-void scatter(BufferView in, BufferView out, int root, Stream) {
-  detail::run(detail::world_group("scatter"), Request{Shape::Scatter, "scatter", in, out, {}, {}, root});
+void scatter(BufferView in, BufferView out, int root, Stream stream) {
+  detail::run(nullptr, Request{Shape::Scatter, "scatter", in, out, {}, {}, root, stream});
 }
-void scatter(const Communicator& comm, BufferView in, BufferView out, int root, Stream) {
-  detail::run(detail::group_of(comm, "scatter"), Request{Shape::Scatter, "scatter", in, out, {}, {}, root});
+void scatter(const Communicator& comm, BufferView in, BufferView out, int root, Stream stream) {
+  detail::run(&comm, Request{Shape::Scatter, "scatter", in, out, {}, {}, root, stream});
 }
 
 }  // namespace mpidist

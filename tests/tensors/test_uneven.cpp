@@ -1,6 +1,8 @@
-// all_to_all (equal and uneven), all_gather_v, gather and scatter on host memory: values on the
+// all_to_all (equal and uneven), all_gather_v, gather and scatter on host memory, and on device
+// memory with MPIDIST_TEST_DEVICE=1 (NCCL, or staged with MPIDIST_BACKEND=mpi): values on the
 // world and on a split group whose main rank is not world rank 0, zero counts, one rank receiving
-// everything, a MainProcessContext, local errors, and (MPIDIST_VALIDATE=1) mismatches across ranks.
+// everything, a rank with nothing at all, a MainProcessContext, local errors, and (validated:
+// MPIDIST_VALIDATE=1, or device runs under auto) mismatches across ranks.
 #include <cstdint>
 #include <cstdlib>
 #include <numeric>
@@ -9,6 +11,7 @@
 
 #include "mpi_test.hpp"
 #include "mpidist/mpidist.hpp"
+#include "tensor_buffers.hpp"
 
 namespace {
 
@@ -23,7 +26,15 @@ Communicator reversed_rest() {
   return mpidist::world().split(me == 0 ? Communicator::undefined : 7, -me);
 }
 
+// MPIDIST_VALIDATE=1, or unset in a device run: auto checks where the job has a GPU.
+// Whether calls on this run's buffers are checked across the ranks: MPIDIST_VALIDATE=1, or under
+// auto the device runs (the emulation reports a GPU).
 bool validating() {
+  const char* v = std::getenv("MPIDIST_VALIDATE");
+  return v != nullptr ? std::string(v) == "1" : on_device();
+}
+// Whether host calls are checked too: only MPIDIST_VALIDATE=1 (auto leaves them to MPI's contract).
+bool validating_host_calls() {
   const char* v = std::getenv("MPIDIST_VALIDATE");
   return v != nullptr && std::string(v) == "1";
 }
@@ -33,10 +44,12 @@ float value(int from, int to, std::size_t x) { return static_cast<float>(from * 
 
 void equal_blocks(const Communicator& comm, std::size_t k) {
   const int me = comm.rank(), n = comm.size();
-  std::vector<float> in(k * static_cast<std::size_t>(n)), out(in.size(), -1.0f);
+  std::vector<float> values(k * static_cast<std::size_t>(n));
   for (int j = 0; j < n; ++j)
-    for (std::size_t x = 0; x < k; ++x) in[static_cast<std::size_t>(j) * k + x] = value(me, j, x);
-  mpidist::all_to_all(comm, std::span(in), std::span(out));
+    for (std::size_t x = 0; x < k; ++x) values[static_cast<std::size_t>(j) * k + x] = value(me, j, x);
+  TestBuffer<float> in(values), result(std::vector<float>(values.size(), -1.0f));
+  mpidist::all_to_all(comm, in.view(), result.view());
+  const auto out = result.read();
   for (int i = 0; i < n; ++i)
     for (std::size_t x = 0; x < k; ++x) ASSERT_EQ(out[static_cast<std::size_t>(i) * k + x], value(i, me, x));
 }
@@ -48,10 +61,12 @@ void uneven_blocks(const Communicator& comm, F count) {
   Counts send(static_cast<std::size_t>(n)), recv(static_cast<std::size_t>(n));
   for (int j = 0; j < n; ++j) send[static_cast<std::size_t>(j)] = count(me, j);
   for (int i = 0; i < n; ++i) recv[static_cast<std::size_t>(i)] = count(i, me);
-  std::vector<float> in, out(std::accumulate(recv.begin(), recv.end(), std::size_t{0}), -1.0f);
+  std::vector<float> values;
   for (int j = 0; j < n; ++j)
-    for (std::size_t x = 0; x < send[static_cast<std::size_t>(j)]; ++x) in.push_back(value(me, j, x));
-  mpidist::all_to_all(comm, std::span(in), send, std::span(out), recv);
+    for (std::size_t x = 0; x < send[static_cast<std::size_t>(j)]; ++x) values.push_back(value(me, j, x));
+  TestBuffer<float> in(values), result(std::vector<float>(std::accumulate(recv.begin(), recv.end(), std::size_t{0}), -1.0f));
+  mpidist::all_to_all(comm, in.view(), send, result.view(), recv);
+  const auto out = result.read();
   std::size_t at = 0;
   for (int i = 0; i < n; ++i)
     for (std::size_t x = 0; x < recv[static_cast<std::size_t>(i)]; ++x) ASSERT_EQ(out[at++], value(i, me, x)) << i;
@@ -62,19 +77,21 @@ void gathers(const Communicator& comm, int root, std::size_t k) {
   // all_gather_v: rank r holds r * k + 1 elements.
   Counts counts(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) counts[static_cast<std::size_t>(r)] = static_cast<std::size_t>(r) * k + 1;
-  std::vector<float> mine(counts[static_cast<std::size_t>(me)]);
-  for (std::size_t x = 0; x < mine.size(); ++x) mine[x] = value(me, 0, x);
-  std::vector<float> all(std::accumulate(counts.begin(), counts.end(), std::size_t{0}));
-  mpidist::all_gather_v(comm, std::span(mine), std::span(all), counts);
+  std::vector<float> values(counts[static_cast<std::size_t>(me)]);
+  for (std::size_t x = 0; x < values.size(); ++x) values[x] = value(me, 0, x);
+  TestBuffer<float> mine(values), everyone(std::vector<float>(std::accumulate(counts.begin(), counts.end(), std::size_t{0})));
+  mpidist::all_gather_v(comm, mine.view(), everyone.view(), counts);
+  const auto all = everyone.read();
   std::size_t at = 0;
   for (int r = 0; r < n; ++r)
     for (std::size_t x = 0; x < counts[static_cast<std::size_t>(r)]; ++x) ASSERT_EQ(all[at++], value(r, 0, x));
   // gather: non-roots pass an empty out.
-  std::vector<float> block(k);
-  for (std::size_t x = 0; x < k; ++x) block[x] = value(me, root, x);
-  std::vector<float> gathered(me == root ? k * static_cast<std::size_t>(n) : 0, -1.0f);
-  mpidist::gather(comm, std::span(block), std::span(gathered), root);
+  std::vector<float> values_to_root(k);
+  for (std::size_t x = 0; x < k; ++x) values_to_root[x] = value(me, root, x);
+  TestBuffer<float> block(values_to_root), at_root(std::vector<float>(me == root ? k * static_cast<std::size_t>(n) : 0, -1.0f));
+  mpidist::gather(comm, block.view(), at_root.view(), root);
   if (me == root) {
+    const auto gathered = at_root.read();
     for (int r = 0; r < n; ++r)
       for (std::size_t x = 0; x < k; ++x) ASSERT_EQ(gathered[static_cast<std::size_t>(r) * k + x], value(r, root, x));
   }
@@ -83,8 +100,9 @@ void gathers(const Communicator& comm, int root, std::size_t k) {
   if (me == root)
     for (int r = 0; r < n; ++r)
       for (std::size_t x = 0; x < k; ++x) source.push_back(value(root, r, x));
-  std::vector<float> piece(k, -1.0f);
-  mpidist::scatter(comm, std::span(source), std::span(piece), root);
+  TestBuffer<float> from_root(source), mine_of_it(std::vector<float>(k, -1.0f));
+  mpidist::scatter(comm, from_root.view(), mine_of_it.view(), root);
+  const auto piece = mine_of_it.read();
   for (std::size_t x = 0; x < k; ++x) ASSERT_EQ(piece[x], value(root, me, x));
 }
 
@@ -95,10 +113,11 @@ TEST_F(Uneven, AllToAllEqualBlocks) {
   const auto rest = reversed_rest();
   if (rest) equal_blocks(rest, 5);
   // The world form.
-  const int n = mpidist::world_size();
-  std::vector<std::int32_t> in(static_cast<std::size_t>(n), mpidist::rank()), out(in.size());
-  mpidist::all_to_all(std::span(in), std::span(out));
-  for (int i = 0; i < n; ++i) EXPECT_EQ(out[static_cast<std::size_t>(i)], i);
+  const auto n = static_cast<std::size_t>(mpidist::world_size());
+  TestBuffer<std::int32_t> in(std::vector<std::int32_t>(n, mpidist::rank())), out{std::vector<std::int32_t>(n)};
+  mpidist::all_to_all(in.view(), out.view());
+  const auto got = out.read();
+  for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(got[i], static_cast<std::int32_t>(i));
 }
 
 TEST_F(Uneven, AllToAllUnevenWithZeroCounts) {
@@ -114,6 +133,11 @@ TEST_F(Uneven, AllToAllOneRankReceivesEverything) {
   if (rest) uneven_blocks(rest, [](int, int j) { return j == 0 ? std::size_t{1500} : std::size_t{0}; });
   // Nobody sends anything at all.
   uneven_blocks(mpidist::world(), [](int, int) { return std::size_t{0}; });
+  // The last rank neither sends nor receives: its buffers are empty (host memory, as far as it can
+  // tell) and it still follows the others' path (a device run: their NCCL group, or staging).
+  const int last = mpidist::world_size() - 1;
+  uneven_blocks(mpidist::world(), [last](int i, int j) { return i == last || j == last ? std::size_t{0} : std::size_t{3}; });
+  equal_blocks(mpidist::world(), 2);  // and the ranks are still in step
 }
 
 TEST_F(Uneven, AllGatherVGatherScatter) {
@@ -123,80 +147,133 @@ TEST_F(Uneven, AllGatherVGatherScatter) {
   const auto rest = reversed_rest();
   if (rest) gathers(rest, 0, 4);
   // World forms.
-  std::vector<double> one{static_cast<double>(mpidist::rank())}, all(static_cast<std::size_t>(mpidist::world_size()));
-  Counts counts(all.size(), 1);
-  mpidist::all_gather_v(std::span(one), std::span(all), counts);
-  for (std::size_t r = 0; r < all.size(); ++r) EXPECT_EQ(all[r], static_cast<double>(r));
-  std::vector<double> none;
-  mpidist::gather(std::span(one), mpidist::rank() == 0 ? std::span(all) : std::span(none), 0);
+  const auto n = static_cast<std::size_t>(mpidist::world_size());
+  std::vector<double> ranks(n);
+  std::iota(ranks.begin(), ranks.end(), 0.0);
+  TestBuffer<double> one(std::vector<double>{static_cast<double>(mpidist::rank())}), all(std::vector<double>(n, -1.0));
+  mpidist::all_gather_v(one.view(), all.view(), Counts(n, 1));
+  EXPECT_EQ(all.read(), ranks);
+  TestBuffer<double> none(std::vector<double>{}), at_root(std::vector<double>(n, -1.0));
+  mpidist::gather(one.view(), mpidist::rank() == 0 ? at_root.view() : none.view(), 0);
   if (mpidist::rank() == 0) {
-    for (std::size_t r = 0; r < all.size(); ++r) EXPECT_EQ(all[r], static_cast<double>(r));
+    EXPECT_EQ(at_root.read(), ranks);
   }
-  std::vector<double> got(1);
-  mpidist::scatter(mpidist::rank() == 0 ? std::span(all) : std::span(none), std::span(got), 0);
-  EXPECT_EQ(got[0], static_cast<double>(mpidist::rank()));
+  TestBuffer<double> got(std::vector<double>{-1.0});
+  mpidist::scatter(mpidist::rank() == 0 ? all.view() : none.view(), got.view(), 0);
+  EXPECT_EQ(got.read(), std::vector<double>{static_cast<double>(mpidist::rank())});
 }
 
 TEST_F(Uneven, InsideAMainProcessContextAGroupOfOne) {
   if (mpidist::rank() != 0) return;
   mpidist::MainProcessContext main_only;
-  std::vector<float> in{1, 2, 3}, out(3);
-  mpidist::all_to_all(std::span(in), std::span(out));
-  EXPECT_EQ(out, in);
-  std::vector<float> v(3);
-  mpidist::all_gather_v(std::span(in), std::span(v), Counts{3});
-  EXPECT_EQ(v, in);
-  std::vector<float> g(3);
-  mpidist::gather(std::span(in), std::span(g), 0);
-  EXPECT_EQ(g, in);
-  expect_error([&] { mpidist::scatter(std::span(in), std::span(g), 1); }, {"scatter", "root 1 out of range", "MainProcessContext"});
+  const std::vector<float> values{1, 2, 3};
+  TestBuffer<float> in(values), out(std::vector<float>(3)), v(std::vector<float>(3)), g(std::vector<float>(3));
+  mpidist::all_to_all(in.view(), out.view());
+  EXPECT_EQ(out.read(), values);
+  mpidist::all_gather_v(in.view(), v.view(), Counts{3});
+  EXPECT_EQ(v.read(), values);
+  mpidist::gather(in.view(), g.view(), 0);
+  EXPECT_EQ(g.read(), values);
+  expect_error([&] { mpidist::scatter(in.view(), g.view(), 1); }, {"scatter", "root 1 out of range", "MainProcessContext"});
 }
 
 TEST_F(Uneven, CountsThatDoNotAddUpAreErrors) {
   const int n = mpidist::world_size();
   const auto N = static_cast<std::size_t>(n);
-  std::vector<float> in(N * 2), out(N * 2);
+  TestBuffer<float> in_buffer(std::vector<float>(N * 2)), out_buffer(std::vector<float>(N * 2));
+  const auto in = in_buffer.view(), out = out_buffer.view();
   Counts two(N, 2), wrong(N, 2);
   wrong[0] = 3;
   // Every rank makes the same mistake: the same Error everywhere, and the communicator goes on.
-  expect_error([&] { mpidist::all_to_all(std::span(in), wrong, std::span(out), two); },
+  expect_error([&] { mpidist::all_to_all(in, wrong, out, two); },
                {"all_to_all", "send_counts", "add up to " + std::to_string(2 * N + 1), "in has " + std::to_string(2 * N)});
-  expect_error([&] { mpidist::all_to_all(std::span(in), two, std::span(out), wrong); }, {"all_to_all", "recv_counts", "add up to"});
-  expect_error([&] { mpidist::all_to_all(std::span(in), Counts(N + 1, 0), std::span(out), two); },
+  expect_error([&] { mpidist::all_to_all(in, two, out, wrong); }, {"all_to_all", "recv_counts", "add up to"});
+  expect_error([&] { mpidist::all_to_all(in, Counts(N + 1, 0), out, two); },
                {"send_counts has " + std::to_string(N + 1) + " entries"});
-  std::vector<float> odd(N * 2 + 1);
-  if (n > 1) expect_error([&] { mpidist::all_to_all(std::span(odd), std::span(odd)); }, {"not a multiple of the world size"});
-  expect_error([&] { mpidist::all_gather_v(std::span(odd), std::span(out), two); },
+  TestBuffer<float> odd_buffer(std::vector<float>(N * 2 + 1));
+  const auto odd = odd_buffer.view();
+  if (n > 1) expect_error([&] { mpidist::all_to_all(odd, odd); }, {"not a multiple of the world size"});
+  expect_error([&] { mpidist::all_gather_v(odd, out, two); },
                {"all_gather_v", "] is 2 but this rank's in has " + std::to_string(2 * N + 1) + " elements"});
-  expect_error([&] { mpidist::gather(std::span(in), std::span(out), n); }, {"gather", "root " + std::to_string(n) + " out of range"});
-  std::vector<std::int32_t> ints(N * 2);
-  expect_error([&] { mpidist::all_to_all(std::span(in), std::span(ints)); }, {"element type float32 but out has int32"});
-  expect_error([&] { mpidist::all_to_all(std::span(in), std::span(in)); }, {"overlap"});
+  expect_error([&] { mpidist::gather(in, out, n); }, {"gather", "root " + std::to_string(n) + " out of range"});
+  TestBuffer<std::int32_t> ints(std::vector<std::int32_t>(N * 2));
+  expect_error([&] { mpidist::all_to_all(in, ints.view()); }, {"element type float32 but out has int32"});
+  if (on_device()) {  // in and out in different memory
+    std::vector<float> host(N * 2);
+    expect_error([&] { mpidist::all_to_all(in, std::span(host)); }, {"all_to_all", "same memory", "out on host memory"});
+  }
+  expect_error([&] { mpidist::all_to_all(in, in); }, {"overlap"});
   equal_blocks(mpidist::world(), 2);
 }
 
 TEST_F(Uneven, MismatchesAcrossRanksNameEachRanksValue) {
-  if (!validating() || mpidist::world_size() == 1) GTEST_SKIP() << "needs MPIDIST_VALIDATE=1 and two ranks";
+  if (!validating() || mpidist::world_size() == 1) GTEST_SKIP() << "needs validation and two ranks";
   const int me = mpidist::rank(), n = mpidist::world_size();
   const auto N = static_cast<std::size_t>(n);
   // Rank 1 expects one element more from rank 0 than rank 0 sends it.
   Counts send(N, 1), recv(N, 1);
   if (me == 1) recv[0] = 2;
-  std::vector<float> in(N), out(me == 1 ? N + 1 : N);
-  expect_error([&] { mpidist::all_to_all(std::span(in), send, std::span(out), recv); },
+  TestBuffer<float> in{std::vector<float>(N)}, out(std::vector<float>(me == 1 ? N + 1 : N));
+  expect_error([&] { mpidist::all_to_all(in.view(), send, out.view(), recv); },
                {"all_to_all", "recv_counts do not match", "rank 1: recv_counts[0] is 2 but rank 0 sends 1"});
   // Ranks disagree on all_gather_v's counts: rank 1 thinks rank 0 has 2.
   Counts counts(N, 1);
   if (me == 1) counts[0] = 2;
-  std::vector<float> one(1), all(me == 1 ? N + 1 : N);
-  expect_error([&] { mpidist::all_gather_v(std::span(one), std::span(all), counts); },
+  TestBuffer<float> one(std::vector<float>(1)), all(std::vector<float>(me == 1 ? N + 1 : N));
+  expect_error([&] { mpidist::all_gather_v(one.view(), all.view(), counts); },
                {"all_gather_v", "ranks disagree on the counts", "rank 0 has [1, 1", "rank 1 has [2, 1"});
   // gather with different block sizes.
-  std::vector<float> block(me == 0 ? 2 : 3), gathered(me == 0 ? 2 * N : 0);
-  expect_error([&] { mpidist::gather(std::span(block), std::span(gathered), 0); },
+  TestBuffer<float> block(std::vector<float>(me == 0 ? 2 : 3)), gathered(std::vector<float>(me == 0 ? 2 * N : 0));
+  expect_error([&] { mpidist::gather(block.view(), gathered.view(), 0); },
                {"gather", "ranks disagree on in's count", "rank 0 has 2", "rank 1 has 3"});
+  if (on_device() && validating_host_calls()) {
+    // Rank 0 in host memory, the others in device memory: they would take different paths. Under
+    // auto rank 0's host call is not checked and the others' wait in the agreement: the timeout's
+    // Error or the watchdog's report, as for any unchecked mismatch.
+    std::vector<float> host_in(N), host_out(N);
+    TestBuffer<float> dev_in{std::vector<float>(N)}, dev_out{std::vector<float>(N)};
+    expect_error([&] {
+      if (me == 0) mpidist::all_to_all(std::span(host_in), std::span(host_out));
+      else mpidist::all_to_all(dev_in.view(), dev_out.view());
+    }, {"all_to_all", "ranks disagree on the memory", "rank 0 has host memory", "rank 1 has device memory"});
+  }
   // The communicator is still usable: every rank raised the same Error.
   equal_blocks(mpidist::world(), 2);
 }
+
+#if MPIDIST_TEST_HAVE_CUDA
+// With a caller's stream each call is queued on it (NCCL) or ordered after it (staged), and the
+// caller synchronizes; the emulation applies queued work only then, so a missing one would show.
+TEST_F(Uneven, ExplicitStreamOrdersTheCalls) {
+  if (!on_device()) GTEST_SKIP() << "device runs only";
+  mpidist::device();  // the stream must belong to this rank's device, as NCCL requires
+  cudaStream_t stream = nullptr;
+  cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  const int me = mpidist::rank(), n = mpidist::world_size(), root = n - 1;
+  const auto N = static_cast<std::size_t>(n);
+  // all_to_all: rank i sends rank j i + j + 1 elements.
+  Counts send(N), recv(N);
+  std::vector<float> values;
+  for (int j = 0; j < n; ++j) {
+    send[static_cast<std::size_t>(j)] = static_cast<std::size_t>(me + j + 1);
+    recv[static_cast<std::size_t>(j)] = static_cast<std::size_t>(j + me + 1);
+    for (std::size_t x = 0; x < send[static_cast<std::size_t>(j)]; ++x) values.push_back(value(me, j, x));
+  }
+  TestBuffer<float> in(values), out(std::vector<float>(std::accumulate(recv.begin(), recv.end(), std::size_t{0}), -1.0f));
+  TestBuffer<float> block(std::vector<float>{value(me, root, 0), value(me, root, 1)});
+  TestBuffer<float> gathered(std::vector<float>(me == root ? 2 * N : 0, -1.0f)), piece(std::vector<float>(2, -1.0f));
+  mpidist::all_to_all(in.view(), send, out.view(), recv, stream);
+  mpidist::gather(block.view(), gathered.view(), root, stream);
+  mpidist::scatter(gathered.view(), piece.view(), root, stream);
+  cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  const auto got = out.read();
+  std::size_t at = 0;
+  for (int i = 0; i < n; ++i)
+    for (std::size_t x = 0; x < recv[static_cast<std::size_t>(i)]; ++x) EXPECT_EQ(got[at++], value(i, me, x)) << i;
+  // The root scattered back what it gathered: every rank has its own block again.
+  EXPECT_EQ(piece.read(), (std::vector<float>{value(me, root, 0), value(me, root, 1)}));
+  cudaStreamDestroy(stream);
+}
+#endif
 
 }  // namespace
