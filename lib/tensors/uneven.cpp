@@ -1,7 +1,8 @@
 // The front end of the collectives where every pair of ranks moves a block of its own size:
 // all_to_all (equal blocks and uneven splits), all_gather_v, gather and scatter. Describes each
 // as an exchange of blocks, checks it (with MPIDIST_VALIDATE=1: across the ranks, naming each
-// rank's value) and hands it to mpi/uneven_collectives. Host memory.
+// rank's value) and hands it to mpi/uneven_collectives. Host memory. Also their non-blocking
+// forms (run_async), whose exchange goes to the communicator's lane where MPI allows.
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -9,14 +10,17 @@
 #include <string>
 #include <vector>
 
+#include "core/async_lane.hpp"
 #include "core/context.hpp"
 #include "core/group.hpp"
 #include "core/mpi_check.hpp"
 #include "core/settings.hpp"
 #include "core/text_collectives.hpp"
 #include "mpi/uneven_collectives.hpp"
+#include "tensors/issue.hpp"
 #include "watch/agreement.hpp"
 #include "watch/call_scope.hpp"
+#include "mpidist/async_collectives.hpp"
 #include "mpidist/collectives.hpp"
 #include "mpidist/error.hpp"
 #include "mpidist/guards.hpp"
@@ -204,36 +208,77 @@ void agree(Group& group, const Fingerprint& fp, const Request& r, const mpi::Exc
   }
 }
 
-void run(Group& group, const Request& r) {
-  // Inside a MainProcessContext only this rank runs: a group of one, whatever the communicator.
-  if (MainProcessContext::depth() > 0 || group.topology.size == 1) {
-    const mpi::Exchange e = naming_errors(group.name, [&] { return describe(r, group, 1, 0); });
-    if (e.recv_counts[0] > 0)
-      std::memmove(static_cast<char*>(e.out) + e.recv_displs[0] * size_of(e.dtype),
-                   static_cast<const char*>(e.in) + e.send_displs[0] * size_of(e.dtype),
-                   e.recv_counts[0] * size_of(e.dtype));
-    return;
-  }
-  const int size = group.topology.size;
+// The call as the recorder and the watchdog see it.
+Fingerprint fingerprint(const Request& r, int size, bool async) {
   const bool rooted = r.shape == Shape::Gather || r.shape == Shape::Scatter;
-  const Fingerprint fp{r.name, shared_count(r, size), shared_count(r, size) * size_of(r.in.dtype()),
-                       static_cast<int>(r.in.dtype()), rooted ? r.root : -1, -1, nullptr, 0, false};
-  CallScope scope(group, fp);
+  Fingerprint fp{r.name, shared_count(r, size), shared_count(r, size) * size_of(r.in.dtype()),
+                 static_cast<int>(r.in.dtype()), rooted ? r.root : -1, -1, nullptr, 0, false};
+  fp.async = async;
+  return fp;
+}
+
+// Inside a MainProcessContext, or in a world of one: this rank's own block, copied.
+void run_alone(Group& group, const Request& r) {
+  const mpi::Exchange e = naming_errors(group.name, [&] { return describe(r, group, 1, 0); });
+  if (e.recv_counts[0] > 0)
+    std::memmove(static_cast<char*>(e.out) + e.recv_displs[0] * size_of(e.dtype),
+                 static_cast<const char*>(e.in) + e.send_displs[0] * size_of(e.dtype),
+                 e.recv_counts[0] * size_of(e.dtype));
+}
+
+bool alone(const Group& group) { return MainProcessContext::depth() > 0 || group.topology.size == 1; }
+
+// This rank's checks and the ranks' agreement (MPIDIST_VALIDATE: every value; else only whether
+// some rank failed): this rank's side of the exchange, or the call's Error on every rank.
+mpi::Exchange prepare(Group& group, const Request& r, const Fingerprint& fp) {
   mpi::Exchange e{};
-  const auto local = capture([&] { e = describe(r, group, size, group.topology.rank); });
+  const auto local = capture([&] { e = describe(r, group, group.topology.size, group.topology.rank); });
   naming_errors(group.name, [&] {
     if (settings(r.name).validate) agree(group, fp, r, local ? nullptr : &e, local);
     else if (local) vote_on_local_failure(group, fp, local);
-    mpi::exchange(e);
   });
+  return e;
+}
+
+void run(Group& group, const Request& r) {
+  if (alone(group)) return run_alone(group, r);
+  const Fingerprint fp = fingerprint(r, group.topology.size, false);
+  CallScope scope(group, fp);
+  const mpi::Exchange e = prepare(group, r, fp);
+  naming_errors(group.name, [&] { mpi::exchange(e); });
+}
+
+// The non-blocking form: issued (numbered, checked, agreed) here as the blocking call is; the
+// exchange, whose steps are MPI calls, goes to the communicator's lane at ThreadLevel::Multiple
+// and runs at issue below it (after the lane's queued steps), as the other MPI steps do.
+Work run_async(Group& group, const Request& r) {
+  if (alone(group)) return run_at_issue(group, r.name, [&] { run(group, r); });
+  const Fingerprint fp = fingerprint(r, group.topology.size, true);
+  const CallTicket ticket = start_call(group, fp);
+  mpi::Exchange e{};
+  try {
+    e = prepare(group, r, fp);
+    if (!lane_may_run(group, false, -1)) {
+      drain(group);
+      naming_errors(group.name, [&] { mpi::exchange(e); });
+      finish_call(ticket, false);
+      return Work();
+    }
+  } catch (...) {
+    const auto error = std::current_exception();
+    drain(group);  // the recorder hears of calls in the order they were issued
+    finish_call(ticket, true);
+    return finished_work(group.name, r.name, error);
+  }
+  return queue_step(group, r.name, ticket, [e = std::move(e)] { mpi::exchange(e); });
 }
 
 Group& group_for(const Communicator* comm, const char* name) {
   return comm != nullptr ? group_of(*comm, name) : world_group(name);
 }
 
-void all_to_all_v(const Communicator* comm, BufferView in, Counts send_counts, BufferView out, Counts recv_counts) {
-  run(group_for(comm, "all_to_all"), Request{Shape::AllToAllV, "all_to_all", in, out, send_counts, recv_counts});
+Request all_to_all_v(BufferView in, Counts send_counts, BufferView out, Counts recv_counts) {
+  return Request{Shape::AllToAllV, "all_to_all", in, out, send_counts, recv_counts};
 }
 
 }  // namespace
@@ -250,11 +295,11 @@ void all_to_all(const Communicator& comm, BufferView in, BufferView out, Stream)
 }
 void all_to_all(BufferView in, std::span<const std::size_t> send_counts, BufferView out,
                 std::span<const std::size_t> recv_counts, Stream) {
-  detail::all_to_all_v(nullptr, in, send_counts, out, recv_counts);
+  detail::run(detail::world_group("all_to_all"), detail::all_to_all_v(in, send_counts, out, recv_counts));
 }
 void all_to_all(const Communicator& comm, BufferView in, std::span<const std::size_t> send_counts, BufferView out,
                 std::span<const std::size_t> recv_counts, Stream) {
-  detail::all_to_all_v(&comm, in, send_counts, out, recv_counts);
+  detail::run(detail::group_of(comm, "all_to_all"), detail::all_to_all_v(in, send_counts, out, recv_counts));
 }
 void all_gather_v(BufferView in, BufferView out, std::span<const std::size_t> counts, Stream) {
   detail::run(detail::world_group("all_gather_v"), Request{Shape::AllGatherV, "all_gather_v", in, out, {}, counts});
@@ -273,6 +318,32 @@ void scatter(BufferView in, BufferView out, int root, Stream) {
 }
 void scatter(const Communicator& comm, BufferView in, BufferView out, int root, Stream) {
   detail::run(detail::group_of(comm, "scatter"), Request{Shape::Scatter, "scatter", in, out, {}, {}, root});
+}
+
+
+// The non-blocking forms (async_collectives.hpp). The counts are copied into the exchange at issue.
+Work all_to_all_async(BufferView in, BufferView out, Stream) {
+  return detail::run_async(detail::world_group("all_to_all"), Request{Shape::AllToAll, "all_to_all", in, out, {}, {}});
+}
+Work all_to_all_async(const Communicator& comm, BufferView in, BufferView out, Stream) {
+  return detail::run_async(detail::group_of(comm, "all_to_all"), Request{Shape::AllToAll, "all_to_all", in, out, {}, {}});
+}
+Work all_to_all_async(BufferView in, std::span<const std::size_t> send_counts, BufferView out,
+                      std::span<const std::size_t> recv_counts, Stream) {
+  return detail::run_async(detail::world_group("all_to_all"), detail::all_to_all_v(in, send_counts, out, recv_counts));
+}
+Work all_to_all_async(const Communicator& comm, BufferView in, std::span<const std::size_t> send_counts,
+                      BufferView out, std::span<const std::size_t> recv_counts, Stream) {
+  return detail::run_async(detail::group_of(comm, "all_to_all"), detail::all_to_all_v(in, send_counts, out, recv_counts));
+}
+Work all_gather_v_async(BufferView in, BufferView out, std::span<const std::size_t> counts, Stream) {
+  return detail::run_async(detail::world_group("all_gather_v"),
+                           Request{Shape::AllGatherV, "all_gather_v", in, out, {}, counts});
+}
+Work all_gather_v_async(const Communicator& comm, BufferView in, BufferView out, std::span<const std::size_t> counts,
+                        Stream) {
+  return detail::run_async(detail::group_of(comm, "all_gather_v"),
+                           Request{Shape::AllGatherV, "all_gather_v", in, out, {}, counts});
 }
 
 }  // namespace mpidist
