@@ -273,10 +273,6 @@ Work run_async(Group& group, const Request& r) {
   return queue_step(group, r.name, ticket, [e = std::move(e)] { mpi::exchange(e); });
 }
 
-Group& group_for(const Communicator* comm, const char* name) {
-  return comm != nullptr ? group_of(*comm, name) : world_group(name);
-}
-
 Request all_to_all_v(BufferView in, Counts send_counts, BufferView out, Counts recv_counts) {
   return Request{Shape::AllToAllV, "all_to_all", in, out, send_counts, recv_counts};
 }
