@@ -7,12 +7,15 @@
 // - Progress. Host-memory work whose steps need no MPI call (the node's shared-memory segment: a
 //   communicator on one node, the default) runs on the communicator's own thread, so it completes
 //   while the caller computes or sleeps, at every thread level. A step that needs MPI (across
-//   nodes, MPIDIST_HOST_ALLREDUCE=mpi, all_to_all, all_gather_v, barrier across nodes) runs on
-//   that thread only at ThreadLevel::Multiple; below it, the call runs on the caller's thread at
-//   issue, after the communicator's queued work, and returns a done Work.
-// - Device memory: the collective is queued on `stream` at issue (the Work is then done: later
-//   work on that stream runs after it); without a stream the issue returns once the result is
-//   ready, as the blocking call does.
+//   nodes, MPIDIST_HOST_ALLREDUCE=mpi, all_to_all, all_gather_v) runs on that thread only at
+//   ThreadLevel::Multiple; below it (and a barrier across nodes always), the call runs on the
+//   caller's thread at issue, after the communicator's queued work, and returns a done Work.
+// - Device memory (NCCL): the collective is queued at issue on the communicator's stream, after
+//   the work queued so far on `stream` (without one, on the legacy default stream). test() says
+//   whether an event recorded after it has completed. With a stream, wait() makes `stream` wait
+//   for that event and returns without blocking the host: work queued on `stream` afterwards sees
+//   the result. Without one, wait() blocks the host until the result is ready (under the
+//   communicator's timeout). Through MPI (CUDA-aware or staged) the call runs at issue.
 // - Buffers. A buffer handed to an async call must not be read or written until its Work is done.
 // - Errors. wait() rethrows the Error of the operation, the same on every rank wherever the
 //   blocking call would raise one alike (a bad root, a validation mismatch with MPIDIST_VALIDATE).

@@ -25,7 +25,8 @@ class WorkState {
   /// when it failed (it is then done).
   virtual bool poll() = 0;
   /// Blocks until the operation is done, polling under the communicator's timeout; throws the
-  /// operation's Error (a timeout included) when it failed.
+  /// operation's Error (a timeout included) when it failed. Device work given a stream is done
+  /// here once that stream is ordered after it (the host does not wait for the GPU).
   virtual void complete() = 0;
 
   const std::string& communicator() const noexcept { return communicator_; }
@@ -40,7 +41,8 @@ class WorkState {
 /// The handle of a started operation. Move-only. A default-constructed Work is done.
 ///
 /// - `wait()` blocks until the operation is done and rethrows its Error; waiting again returns at
-///   once (or rethrows the same Error again).
+///   once (or rethrows the same Error again). For device work started with a stream, `wait()`
+///   instead makes that stream wait for it and returns (async_collectives.hpp).
 /// - `test()` never blocks: true when the operation is done, successfully or not (`wait()` then
 ///   returns or rethrows at once).
 /// - Destroying (or assigning over) an unfinished Work waits for it; a failure there is written to

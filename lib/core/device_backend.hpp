@@ -75,6 +75,14 @@ void run_nccl(const Call& call);
 /// ncclGroupEnd, so NCCL launches them as one unit; then waits as run_nccl does.
 void run_nccl_many(std::span<const Call> calls);
 
+/// Starts `calls` (device collectives of one group and one stream: one call, or an
+/// all_reduce_many's list) without waiting for them: queued on the group's stream after the work
+/// queued so far on call.stream (without one, on the legacy default stream), launched as one unit.
+/// The Work's test() polls an event recorded after them; its wait() blocks the host until they are
+/// done (under the group's timeout) without a stream, and with one makes call.stream wait for the
+/// event and returns at once. A failure aborts the communicator and breaks the group.
+std::unique_ptr<WorkState> start_nccl_many(std::span<const Call> calls);
+
 /// One device send or receive of a point-to-point batch (send and recv are batches of one).
 struct DeviceMessage {
   bool receiving;

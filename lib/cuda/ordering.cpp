@@ -5,7 +5,9 @@
 // stream on their own: a kernel that produced the gradients, or a pageable cudaMemcpy whose DMA
 // has not landed, would race with the collective. One event recorded on cudaStreamLegacy and
 // waited for by the library's stream closes that gap; work on the legacy stream waits for every
-// blocking stream, so the collective is after all of them too. Both calls only queue.
+// blocking stream, so the collective is after all of them too. Both calls only queue. A
+// non-blocking collective given a stream is ordered after it the same way (order_after): it runs
+// on the library's stream, and its Work's wait() orders the caller's stream after it.
 #include <map>
 #include <mutex>
 #include <string>
@@ -19,9 +21,10 @@ namespace mpidist::detail {
 namespace cuda {
 namespace {
 
-// One event per device, reused: a record replaces the previous one, and a wait uses the record
-// current at the call, which is all this needs. Timing off: the cheapest kind of event.
-cudaEvent_t default_stream_event(const char* operation, int device) {
+// One event per device, reused (also to order the library's stream after a caller's: order_after):
+// a record replaces the previous one, and a wait uses the record current at the call, which is
+// all this needs. Timing off: the cheapest kind of event.
+cudaEvent_t ordering_event(const char* operation, int device) {
   static std::mutex lock;
   static std::map<int, cudaEvent_t> events;
   const std::lock_guard<std::mutex> hold(lock);
@@ -44,10 +47,14 @@ cudaEvent_t default_stream_event(const char* operation, int device) {
 
 }  // namespace
 
-void order_after_default_stream(const char* operation, int device, cudaStream_t stream) {
-  const cudaEvent_t event = default_stream_event(operation, device);
-  MPIDIST_CUDA_CHECK(cudaEventRecord(event, cudaStreamLegacy));
+void order_after(const char* operation, int device, cudaStream_t before, cudaStream_t stream) {
+  const cudaEvent_t event = ordering_event(operation, device);
+  MPIDIST_CUDA_CHECK(cudaEventRecord(event, before));
   MPIDIST_CUDA_CHECK(cudaStreamWaitEvent(stream, event, 0));
+}
+
+void order_after_default_stream(const char* operation, int device, cudaStream_t stream) {
+  order_after(operation, device, cudaStreamLegacy, stream);
 }
 
 }  // namespace cuda
@@ -62,7 +69,7 @@ void synchronize_stream(const char* operation, Stream stream, int device) {
     return;
   }
   // The host reads the buffers next (CUDA-aware MPI): wait for what the legacy stream holds now.
-  const cudaEvent_t event = cuda::default_stream_event(operation, device);
+  const cudaEvent_t event = cuda::ordering_event(operation, device);
   MPIDIST_CUDA_CHECK(cudaEventRecord(event, cudaStreamLegacy));
   MPIDIST_CUDA_CHECK(cudaEventSynchronize(event));
 }

@@ -21,9 +21,11 @@ int device_count() noexcept;
 /// left as the application set it).
 int ensure_rank_device();
 
-/// Orders `stream` after all work queued so far on the legacy default stream of `device`, and so
-/// after every blocking stream of it: an event recorded there and waited for by `stream`. Queued;
-/// the host does not wait.
+/// Orders `stream` after all work queued so far on `before` (a stream of `device`): an event
+/// recorded there and waited for by `stream`. Queued; the host does not wait.
+void order_after(const char* operation, int device, cudaStream_t before, cudaStream_t stream);
+
+/// order_after the legacy default stream of `device`, and so after every blocking stream of it.
 void order_after_default_stream(const char* operation, int device, cudaStream_t stream);
 
 }  // namespace mpidist::detail::cuda

@@ -48,9 +48,9 @@ std::string async_progress() {
                                  : ctx->thread_level == MPI_THREAD_FUNNELED ? "Funneled"
                                                                              : "Single") +
                      ": host collectives within a node progress on the communicator's thread; steps that need MPI";
-  text += ctx->topology.num_nodes > 1 ? " (this job's collectives across its " + std::to_string(ctx->topology.num_nodes) +
-                                            " nodes)"
-                                      : " (across nodes; none in this one-node job)";
+  text += ctx->topology.num_nodes > 1 ? " (all_to_all, all_gather_v, and this job's collectives across its " +
+                                            std::to_string(ctx->topology.num_nodes) + " nodes)"
+                                      : " (all_to_all, all_gather_v; across nodes, none in this one-node job)";
   return text + " run at issue on the caller's thread (ThreadLevel::Multiple runs them on the thread)";
 }
 

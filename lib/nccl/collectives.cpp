@@ -2,7 +2,9 @@
 // launch settled, then (without a caller's stream) a wait that polls the stream and NCCL's
 // asynchronous error; both bounded by the group's timeout (set_timeout, else MPIDIST_TIMEOUT).
 // Without a caller's stream the library's stream is first ordered after the legacy default
-// stream (cuda/ordering.cpp). Any failure on the way aborts the communicator and breaks the group.
+// stream (cuda/ordering.cpp). The non-blocking calls' start: the same launch on the library's
+// stream, and a Work on an event recorded after it (event_work.hpp). Any failure on the way
+// aborts the communicator and breaks the group.
 #include <span>
 #include <string>
 #include <thread>
@@ -11,6 +13,7 @@
 #include "cuda/runtime.hpp"
 #include "nccl/communicator.hpp"
 #include "nccl/datatypes.hpp"
+#include "nccl/event_work.hpp"
 #include "watch/timeout.hpp"
 #include "mpidist/error.hpp"
 
@@ -86,22 +89,29 @@ void wait(const Call& call, Communicator& comm, cudaStream_t stream, const Deadl
   }
 }
 
+// Queues `calls` on `stream` and settles the launch: one call alone, several between one
+// ncclGroupStart and ncclGroupEnd, so NCCL launches them as one unit.
+void queue(std::span<const Call> calls, Communicator& comm, cudaStream_t stream, const Deadline& deadline) {
+  const Call& first = calls.front();
+  if (calls.size() == 1) return launched(first, comm, enqueue(first, comm.get(), stream), deadline);
+  MPIDIST_NCCL_CHECK(ncclGroupStart(), comm.get());
+  try {
+    for (const Call& call : calls) enqueue(call, comm.get(), stream);
+  } catch (...) {
+    // Close the group before the abort that follows: an abort issued inside an open group is
+    // only queued there, and would never run.
+    ncclGroupEnd();
+    throw;
+  }
+  const ncclResult_t rc = ncclGroupEnd();
+  if (rc != ncclSuccess && rc != ncclInProgress) throw_nccl_error("ncclGroupEnd", rc, comm.get(), __FILE__, __LINE__);
+  launched(first, comm, rc, deadline);
+}
+
 }  // namespace
 }  // namespace nccl
 
-void run_nccl(const Call& call) {
-  // The device was checked against this rank's before the ranks agreed (transports.cpp).
-  auto& comm = nccl::communicator(*call.group, call.name);
-  const Deadline deadline(call.name, call.group);
-  nccl::aborting_on_failure(*call.group, comm, call.name, [&] {
-    // Without a caller's stream: the group's non-blocking stream, after the legacy default
-    // stream's work, then wait here until done.
-    const cudaStream_t stream = call.stream ? call.stream : comm.stream();
-    if (call.stream == nullptr) cuda::order_after_default_stream(call.name, comm.device(), stream);
-    nccl::launched(call, comm, nccl::enqueue(call, comm.get(), stream), deadline);
-    if (call.stream == nullptr) nccl::wait(call, comm, stream, deadline);
-  });
-}
+void run_nccl(const Call& call) { run_nccl_many(std::span(&call, 1)); }
 
 void run_nccl_many(std::span<const Call> calls) {
   if (calls.empty()) return;
@@ -109,22 +119,31 @@ void run_nccl_many(std::span<const Call> calls) {
   auto& comm = nccl::communicator(*first.group, first.name);
   const Deadline deadline(first.name, first.group);
   nccl::aborting_on_failure(*first.group, comm, first.name, [&] {
+    // Without a caller's stream: the group's non-blocking stream, after the legacy default
+    // stream's work, then wait here until done.
     const cudaStream_t stream = first.stream ? first.stream : comm.stream();
     if (first.stream == nullptr) cuda::order_after_default_stream(first.name, comm.device(), stream);
-    MPIDIST_NCCL_CHECK(ncclGroupStart(), comm.get());
-    try {
-      for (const Call& call : calls) nccl::enqueue(call, comm.get(), stream);
-    } catch (...) {
-      // Close the group before the abort that follows: an abort issued inside an open group is
-      // only queued there, and would never run.
-      ncclGroupEnd();
-      throw;
-    }
-    const ncclResult_t rc = ncclGroupEnd();
-    if (rc != ncclSuccess && rc != ncclInProgress) nccl::throw_nccl_error("ncclGroupEnd", rc, comm.get(), __FILE__, __LINE__);
-    nccl::launched(first, comm, rc, deadline);
+    nccl::queue(calls, comm, stream, deadline);
     if (first.stream == nullptr) nccl::wait(first, comm, stream, deadline);
   });
+}
+
+std::unique_ptr<WorkState> start_nccl_many(std::span<const Call> calls) {
+  const Call& first = calls.front();
+  auto& comm = nccl::communicator(*first.group, first.name);
+  const Deadline deadline(first.name, first.group);
+  std::unique_ptr<WorkState> work;
+  nccl::aborting_on_failure(*first.group, comm, first.name, [&] {
+    // Always on the group's stream, after the work queued so far on the caller's (or the legacy
+    // default) stream: the caller's stream goes on with its own work until wait() orders it after
+    // ours, as torch's Work.wait() does.
+    const cudaStream_t stream = comm.stream();
+    cuda::order_after(first.name, comm.device(), first.stream ? first.stream : cudaStreamLegacy, stream);
+    nccl::queue(calls, comm, stream, deadline);
+    work = std::make_unique<nccl::EventWork>(*first.group, comm, first.name, "the NCCL collective to finish", stream,
+                                             first.stream);
+  });
+  return work;
 }
 
 }  // namespace mpidist::detail

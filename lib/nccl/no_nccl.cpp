@@ -19,6 +19,10 @@ std::unique_ptr<WorkState> start_nccl_p2p(Group&, const char* operation, std::sp
   throw Error(operation, "mpidist was built without NCCL");  // unreachable, as above
 }
 
+std::unique_ptr<WorkState> start_nccl_many(std::span<const Call> calls) {
+  throw Error(calls.front().name, "mpidist was built without NCCL");  // unreachable, as above
+}
+
 void run_nccl_many(std::span<const Call> calls) {
   if (!calls.empty()) run_nccl(calls.front());  // unreachable, as above
 }

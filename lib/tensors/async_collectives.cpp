@@ -2,9 +2,10 @@
 // checked and agreed across the ranks exactly as the blocking call (so its Errors are the blocking
 // call's, on the same ranks). Then its data step either goes to the communicator's lane
 // (core/async_lane.hpp), whose thread runs the steps in issue order while the caller computes,
-// or, where that thread may not call MPI (thread level below Multiple) or the memory is a
-// device's, runs at issue after the lane's queued steps. Either way every rank runs the steps of
-// one communicator in the order it issued them.
+// or, where that thread may not call MPI (thread level below Multiple), runs at issue after the
+// lane's queued steps. Device memory through NCCL is queued on the group's stream at issue, after
+// the lane's queued steps (its Work waits on an event: nccl/event_work.hpp); through MPI it runs
+// at issue. Either way every rank runs the steps of one communicator in the order it issued them.
 #include "mpidist/async_collectives.hpp"
 
 #include <memory>
@@ -22,9 +23,9 @@
 
 namespace mpidist::detail {
 
-bool lane_may_run(const Group& group, const Transport& transport, int device) {
+bool lane_may_run(const Group& group, bool mpi_free, int device) {
   if (device >= 0) return false;
-  if (transport.mpi_free) return true;
+  if (mpi_free) return true;
   const Context* ctx = context_if_initialized();
   return ctx != nullptr && ctx->thread_level == MPI_THREAD_MULTIPLE && group.topology.size > 1;
 }
@@ -62,19 +63,27 @@ Work queue_step(Group& group, const char* name, const CallTicket& ticket, std::f
   return Work(std::make_unique<LaneWork>(group.name, name, group.lane, std::move(job)));
 }
 
+Work start_step(Group& group, const CallTicket& ticket, const Transport& transport, std::span<const Call> calls) {
+  drain(group);
+  Work work(naming_errors(group.name, [&] { return transport.start(calls); }));
+  finish_call(ticket, false);
+  return work;
+}
+
 namespace {
 
 Work issue(Group& group, CollectiveKind kind, const char* name, const BufferView& in, const BufferView& out,
            ReduceOp op, int root, Stream stream) {
-  // A group of one, or a device buffer: the blocking call (device: queued on the stream) at issue.
-  if (MainProcessContext::depth() > 0 || in.device() >= 0)
+  // A group of one: the blocking call at issue.
+  if (MainProcessContext::depth() > 0)
     return run_at_issue(group, name, [&] { collective(group, kind, name, in, out, op, root, stream, true); });
   Call call = describe_call(group, kind, name, in, out, op, root, stream);
   const CallTicket ticket = start_call(group, recorded_fingerprint(call, in.bytes(), true));
   const Transport* transport = nullptr;
   try {
     transport = prepare_call(group, call, in, out);
-    if (call.count == 0 || !lane_may_run(group, *transport, call.device)) {
+    if (call.count > 0 && transport->start != nullptr) return start_step(group, ticket, *transport, std::span(&call, 1));
+    if (call.count == 0 || !lane_may_run(group, transport->mpi_free, call.device)) {
       drain(group);
       if (call.count > 0) naming_errors(group.name, [&] { transport->run(call); });
       finish_call(ticket, false);
@@ -193,33 +202,6 @@ Work barrier_async(const Communicator& comm) {
   return detail::barrier_async(detail::group_of(comm, "barrier"), [&] { barrier(comm); });
 }
 
-// The uneven collectives move their data with MPI: at Multiple they could run on the lane, but
-// their bookkeeping is the blocking call's, so they run at issue (after the queued work) always.
-Work all_to_all_async(BufferView in, BufferView out, Stream stream) {
-  return detail::run_at_issue(detail::world_group("all_to_all"), "all_to_all", [&] { all_to_all(in, out, stream); });
-}
-Work all_to_all_async(const Communicator& comm, BufferView in, BufferView out, Stream stream) {
-  return detail::run_at_issue(detail::group_of(comm, "all_to_all"), "all_to_all",
-                              [&] { all_to_all(comm, in, out, stream); });
-}
-Work all_to_all_async(BufferView in, std::span<const std::size_t> send_counts, BufferView out,
-                      std::span<const std::size_t> recv_counts, Stream stream) {
-  return detail::run_at_issue(detail::world_group("all_to_all"), "all_to_all",
-                              [&] { all_to_all(in, send_counts, out, recv_counts, stream); });
-}
-Work all_to_all_async(const Communicator& comm, BufferView in, std::span<const std::size_t> send_counts,
-                      BufferView out, std::span<const std::size_t> recv_counts, Stream stream) {
-  return detail::run_at_issue(detail::group_of(comm, "all_to_all"), "all_to_all",
-                              [&] { all_to_all(comm, in, send_counts, out, recv_counts, stream); });
-}
-Work all_gather_v_async(BufferView in, BufferView out, std::span<const std::size_t> counts, Stream stream) {
-  return detail::run_at_issue(detail::world_group("all_gather_v"), "all_gather_v",
-                              [&] { all_gather_v(in, out, counts, stream); });
-}
-Work all_gather_v_async(const Communicator& comm, BufferView in, BufferView out, std::span<const std::size_t> counts,
-                        Stream stream) {
-  return detail::run_at_issue(detail::group_of(comm, "all_gather_v"), "all_gather_v",
-                              [&] { all_gather_v(comm, in, out, counts, stream); });
-}
+// all_to_all_async and all_gather_v_async: in uneven.cpp, beside their blocking forms.
 
 }  // namespace mpidist

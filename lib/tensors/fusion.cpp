@@ -168,10 +168,17 @@ void run_host(Group& group, const char* name, std::span<const BufferView> buffer
   }
 }
 
-void run_device(Group& group, const char* name, const List& list, ReduceOp op, Stream stream, int size, int rank) {
+// A device list's non-empty buffers, one call each.
+std::vector<Call> device_calls(Group& group, const char* name, const List& list, ReduceOp op, Stream stream, int size,
+                               int rank) {
   std::vector<Call> calls;
   for (const auto& b : list.buffers)
     if (b.count() > 0) calls.push_back(call_for(group, name, b, op, stream, size, rank));
+  return calls;
+}
+
+void run_device(Group& group, const char* name, const List& list, ReduceOp op, Stream stream, int size, int rank) {
+  const std::vector<Call> calls = device_calls(group, name, list, op, stream, size, rank);
   if (list.transport->run == &run_nccl) return run_nccl_many(calls);
   for (const Call& call : calls) list.transport->run(call);
 }
@@ -233,6 +240,10 @@ Work all_reduce_many_async(Group& group, const char* name, std::span<const Buffe
   List list{buffers};
   try {
     prepare_list(group, name, list, op, stream, size, rank);
+    if (list.device >= 0 && list.transport->start != nullptr) {
+      const std::vector<Call> calls = device_calls(group, name, list, op, stream, size, rank);
+      if (!calls.empty()) return start_step(group, ticket, *list.transport, calls);
+    }
     const bool in_segment = list.device < 0 && host_list_in_segment(group, name, size, rank);
     const Context* ctx = context_if_initialized();
     const bool multiple = ctx != nullptr && ctx->thread_level == MPI_THREAD_MULTIPLE;

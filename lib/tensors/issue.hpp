@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <span>
 
 #include "core/collective_call.hpp"
 #include "tensors/transports.hpp"
@@ -28,14 +29,17 @@ void collective(Group& group, CollectiveKind kind, const char* name, const Buffe
 
 // ---- The non-blocking calls (async_collectives.cpp) ----
 
-/// Whether the lane's thread may run a data step of `transport` on `device`'s memory: steps that
-/// make no MPI call, and at ThreadLevel::Multiple every host step.
-bool lane_may_run(const Group& group, const Transport& transport, int device);
+/// Whether the lane's thread may run a data step on `device`'s memory (`mpi_free`: the step makes
+/// no MPI call, as Transport::mpi_free): such steps, and at ThreadLevel::Multiple every host step.
+bool lane_may_run(const Group& group, bool mpi_free, int device);
 /// Waits for the group's queued steps (nothing when it has no lane).
 void drain(Group& group);
 /// Runs `fn` (a whole blocking call) now, after the group's queued steps; its Error in the Work.
 Work run_at_issue(Group& group, const char* name, const std::function<void()>& fn);
 /// Ends the issue of `ticket`'s call and queues its data step on the group's lane.
 Work queue_step(Group& group, const char* name, const CallTicket& ticket, std::function<void()> step);
+/// After the group's queued steps, starts `calls` with `transport.start` (a device backend's
+/// queued work) and ends the issue of `ticket`'s call: the transport's Work.
+Work start_step(Group& group, const CallTicket& ticket, const Transport& transport, std::span<const Call> calls);
 
 }  // namespace mpidist::detail

@@ -65,7 +65,7 @@ constexpr std::array table{
     Transport{"hierarchical (host memory: shm in nodes, mpi across)", &shm_hierarchical, nullptr,
               &shm::run_hierarchical},
     Transport{"mpi (host memory)", &host_memory, nullptr, &mpi::run},
-    Transport{"nccl", &nccl_allowed, &check_nccl_device, &run_nccl},
+    Transport{"nccl", &nccl_allowed, &check_nccl_device, &run_nccl, false, &start_nccl_many},
     Transport{"cuda-aware-mpi", &cuda_aware, nullptr, &run_cuda_aware},
     Transport{"mpi (staged through host)", &always, nullptr, &run_staged_mpi},
 };

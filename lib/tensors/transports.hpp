@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <string_view>
 
 #include "core/collective_call.hpp"
+#include "mpidist/work.hpp"
 
 namespace mpidist::detail {
 
@@ -19,6 +21,10 @@ struct Transport {
   // run() makes no MPI call (it works in the node's shared memory only): a non-blocking call may
   // run it on its communicator's lane at any thread level.
   bool mpi_free = false;
+  // Starts calls (one, or an all_reduce_many's list) and returns their Work without waiting: a
+  // device backend that queues on a stream. The non-blocking calls hand that Work out; a transport
+  // without it runs them at issue.
+  std::unique_ptr<WorkState> (*start)(std::span<const Call> calls) = nullptr;
 };
 
 /// Every transport, in order of preference.

@@ -2,7 +2,8 @@
 // all_to_all (equal blocks and uneven splits), all_gather_v, gather and scatter. Describes each
 // as an exchange of blocks, checks it (with MPIDIST_VALIDATE=1: across the ranks, naming each
 // rank's value) and hands it to mpi/uneven_collectives (host memory) or uneven_device (device
-// memory: NCCL, or staged through host memory).
+// memory: NCCL, or staged through host memory). Also their non-blocking forms (run_async), whose
+// host exchange goes to the communicator's lane where MPI allows.
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/async_lane.hpp"
 #include "core/context.hpp"
 #include "core/device_backend.hpp"
 #include "core/group.hpp"
@@ -17,9 +19,11 @@
 #include "core/settings.hpp"
 #include "core/text_collectives.hpp"
 #include "mpi/uneven_collectives.hpp"
+#include "tensors/issue.hpp"
 #include "tensors/uneven_device.hpp"
 #include "watch/agreement.hpp"
 #include "watch/call_scope.hpp"
+#include "mpidist/async_collectives.hpp"
 #include "mpidist/collectives.hpp"
 #include "mpidist/error.hpp"
 #include "mpidist/guards.hpp"
@@ -262,34 +266,86 @@ bool device_path(Group& group, const Request& r) {
   return memory == DeviceMemory;
 }
 
-void run(Group& group, const Request& r) {
-  // Inside a MainProcessContext only this rank runs: a group of one, whatever the communicator.
-  if (MainProcessContext::depth() > 0 || group.topology.size == 1) {
-    const mpi::Exchange e = naming_errors(group.name, [&] { return describe(r, group, 1, 0); });
-    if (const int device = device_of(r, 0); device >= 0)
-      naming_errors(group.name, [&] { copy_own_block(e, device, r.stream, r.name); });
-    else if (e.recv_counts[0] > 0)
-      std::memmove(static_cast<char*>(e.out) + e.recv_displs[0] * size_of(e.dtype),
-                   static_cast<const char*>(e.in) + e.send_displs[0] * size_of(e.dtype),
-                   e.recv_counts[0] * size_of(e.dtype));
-    return;
-  }
-  const int size = group.topology.size;
+// The call as the recorder and the watchdog see it.
+Fingerprint fingerprint(const Request& r, int size, bool async) {
   const bool rooted = r.shape == Shape::Gather || r.shape == Shape::Scatter;
-  const Fingerprint fp{r.name, shared_count(r, size), shared_count(r, size) * size_of(r.in.dtype()),
-                       static_cast<int>(r.in.dtype()), rooted ? r.root : -1, -1, nullptr, 0, false};
-  CallScope scope(group, fp);
+  Fingerprint fp{r.name, shared_count(r, size), shared_count(r, size) * size_of(r.in.dtype()),
+                 static_cast<int>(r.in.dtype()), rooted ? r.root : -1, -1, nullptr, 0, false};
+  fp.async = async;
+  return fp;
+}
+
+bool alone(const Group& group) { return MainProcessContext::depth() > 0 || group.topology.size == 1; }
+
+// Inside a MainProcessContext, or in a world of one: this rank's own block, copied.
+void run_alone(Group& group, const Request& r) {
+  const mpi::Exchange e = naming_errors(group.name, [&] { return describe(r, group, 1, 0); });
+  if (const int device = device_of(r, 0); device >= 0)
+    naming_errors(group.name, [&] { copy_own_block(e, device, r.stream, r.name); });
+  else if (e.recv_counts[0] > 0)
+    std::memmove(static_cast<char*>(e.out) + e.recv_displs[0] * size_of(e.dtype),
+                 static_cast<const char*>(e.in) + e.send_displs[0] * size_of(e.dtype),
+                 e.recv_counts[0] * size_of(e.dtype));
+}
+
+// A checked call: this rank's side of the exchange, and whether it takes the device path.
+struct Prepared {
   mpi::Exchange e{};
-  const auto local = capture([&] { e = describe(r, group, size, group.topology.rank); });
+  bool device = false;
+};
+
+// This rank's checks and the ranks' agreement, or the call's Error on every rank. The call's
+// memory, alike on every rank (device_path), decides whether it is checked (under auto: device
+// memory only); the agreement then also compares every rank's memory.
+Prepared prepare(Group& group, const Request& r, const Fingerprint& fp) {
+  Prepared p;
+  const auto local = capture([&] { p.e = describe(r, group, group.topology.size, group.topology.rank); });
   naming_errors(group.name, [&] {
-    // The call's memory, alike on every rank (device_path), decides whether it is checked (under
-    // auto: device memory only); the agreement then also compares every rank's memory.
-    bool device = device_path(group, r);
-    if (settings(r.name).validates(device)) device = agree(group, fp, r, local ? nullptr : &e, local);
+    p.device = device_path(group, r);
+    if (settings(r.name).validates(p.device)) p.device = agree(group, fp, r, local ? nullptr : &p.e, local);
     else if (local) vote_on_local_failure(group, fp, local);
-    if (device) exchange_on_device(e, device_of(r, group.topology.rank), r.stream, r.name);
-    else mpi::exchange(e);
   });
+  return p;
+}
+
+void exchange(Group& group, const Request& r, const Prepared& p) {
+  naming_errors(group.name, [&] {
+    if (p.device) exchange_on_device(p.e, device_of(r, group.topology.rank), r.stream, r.name);
+    else mpi::exchange(p.e);
+  });
+}
+
+void run(Group& group, const Request& r) {
+  if (alone(group)) return run_alone(group, r);
+  const Fingerprint fp = fingerprint(r, group.topology.size, false);
+  CallScope scope(group, fp);
+  exchange(group, r, prepare(group, r, fp));
+}
+
+// The non-blocking form: issued (numbered, checked, agreed) here as the blocking call is. A host
+// exchange, whose steps are MPI calls, goes to the communicator's lane at ThreadLevel::Multiple
+// and runs at issue below it (after the lane's queued steps), as the other MPI steps do; a device
+// exchange runs at issue (NCCL queues it on the stream, staging copies).
+Work run_async(Group& group, const Request& r) {
+  if (alone(group)) return run_at_issue(group, r.name, [&] { run(group, r); });
+  const Fingerprint fp = fingerprint(r, group.topology.size, true);
+  const CallTicket ticket = start_call(group, fp);
+  Prepared p;
+  try {
+    p = prepare(group, r, fp);
+    if (p.device || !lane_may_run(group, false, -1)) {
+      drain(group);
+      exchange(group, r, p);
+      finish_call(ticket, false);
+      return Work();
+    }
+  } catch (...) {
+    const auto error = std::current_exception();
+    drain(group);  // the recorder hears of calls in the order they were issued
+    finish_call(ticket, true);
+    return finished_work(group.name, r.name, error);
+  }
+  return queue_step(group, r.name, ticket, [e = std::move(p.e)] { mpi::exchange(e); });
 }
 
 Group& group_for(const Communicator* comm, const char* name) {
@@ -298,6 +354,7 @@ Group& group_for(const Communicator* comm, const char* name) {
 
 // Every public form: the world's (comm null) or the communicator's group.
 void run(const Communicator* comm, const Request& r) { run(group_for(comm, r.name), r); }
+Work run_async(const Communicator* comm, const Request& r) { return run_async(group_for(comm, r.name), r); }
 
 }  // namespace
 }  // namespace detail
@@ -337,6 +394,29 @@ void scatter(BufferView in, BufferView out, int root, Stream stream) {
 }
 void scatter(const Communicator& comm, BufferView in, BufferView out, int root, Stream stream) {
   detail::run(&comm, Request{Shape::Scatter, "scatter", in, out, {}, {}, root, stream});
+}
+
+// The non-blocking forms (async_collectives.hpp). The counts are copied into the exchange at issue.
+Work all_to_all_async(BufferView in, BufferView out, Stream stream) {
+  return detail::run_async(nullptr, Request{Shape::AllToAll, "all_to_all", in, out, {}, {}, 0, stream});
+}
+Work all_to_all_async(const Communicator& comm, BufferView in, BufferView out, Stream stream) {
+  return detail::run_async(&comm, Request{Shape::AllToAll, "all_to_all", in, out, {}, {}, 0, stream});
+}
+Work all_to_all_async(BufferView in, std::span<const std::size_t> send_counts, BufferView out,
+                      std::span<const std::size_t> recv_counts, Stream stream) {
+  return detail::run_async(nullptr, Request{Shape::AllToAllV, "all_to_all", in, out, send_counts, recv_counts, 0, stream});
+}
+Work all_to_all_async(const Communicator& comm, BufferView in, std::span<const std::size_t> send_counts,
+                      BufferView out, std::span<const std::size_t> recv_counts, Stream stream) {
+  return detail::run_async(&comm, Request{Shape::AllToAllV, "all_to_all", in, out, send_counts, recv_counts, 0, stream});
+}
+Work all_gather_v_async(BufferView in, BufferView out, std::span<const std::size_t> counts, Stream stream) {
+  return detail::run_async(nullptr, Request{Shape::AllGatherV, "all_gather_v", in, out, {}, counts, 0, stream});
+}
+Work all_gather_v_async(const Communicator& comm, BufferView in, BufferView out, std::span<const std::size_t> counts,
+                        Stream stream) {
+  return detail::run_async(&comm, Request{Shape::AllGatherV, "all_gather_v", in, out, {}, counts, 0, stream});
 }
 
 }  // namespace mpidist

@@ -1,10 +1,14 @@
 // The non-blocking tensor collectives (async_collectives.hpp): results equal the blocking calls'
 // for every collective, type and reduction, on host memory or (MPIDIST_TEST_DEVICE=1) the device
 // emulation; order on one communicator and independence across two; progress while the caller
-// sleeps; Errors rethrown by wait() on every rank; dropped Works; MainProcessContext.
+// sleeps; calls that return before their peers issue theirs; device Works waited for with and
+// without a stream; Errors rethrown by wait() on every rank; dropped Works; MainProcessContext.
+#include <mpi.h>
+
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -33,6 +37,53 @@ std::vector<T> pattern(std::size_t n, int salt) {
 bool validating() {
   const char* v = std::getenv("MPIDIST_VALIDATE");
   return v != nullptr && std::string(v) == "1";
+}
+
+bool env_is(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::string(v) == value;
+}
+
+// Whether the ranks check each call together at issue, so that no rank's issue returns before
+// every rank issued: MPIDIST_VALIDATE=1, and by default on device memory (where a GPU is seen).
+bool agreed_at_issue() { return validating() || (on_device() && !env_is("MPIDIST_VALIDATE", "0")); }
+
+// Whether this run's host steps that need MPI run on the lanes' threads (ThreadLevel::Multiple).
+bool mpi_steps_in_background() { return env_is("MPIDIST_TEST_THREAD_LEVEL", "multiple") && mpidist::world_size() > 1; }
+
+// Rank 0 issues first; the others issue only once it says so (or after 10 s, so that a call that
+// waits for its peers at issue fails the test instead of hanging it). `before_go` thus sees rank
+// 0's Work while no peer has issued: work that completed at issue would have waited for them.
+Work held_back(const std::function<Work()>& issue, const std::function<void(Work&)>& before_go) {
+  constexpr int tag = 2121;
+  int word = 0;
+  if (mpidist::rank() != 0) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    int arrived = 0;
+    while (arrived == 0 && std::chrono::steady_clock::now() < end) {
+      MPI_Iprobe(0, tag, MPI_COMM_WORLD, &arrived, MPI_STATUS_IGNORE);
+      if (arrived == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    Work work = issue();
+    // The word is here already, or on its way; meanwhile test() drives the work (the device
+    // emulation progresses only when polled), which a rank 0 wrongly waiting for it needs.
+    MPI_Request request = MPI_REQUEST_NULL;
+    MPI_Irecv(&word, 1, MPI_INT, 0, tag, MPI_COMM_WORLD, &request);
+    for (int received = 0; received == 0;) {
+      MPI_Test(&request, &received, MPI_STATUS_IGNORE);
+      if (received == 0) work.test();
+    }
+    return work;
+  }
+  Work work = issue();
+  before_go(work);
+  for (int r = 1; r < mpidist::world_size(); ++r) MPI_Send(&word, 1, MPI_INT, r, tag, MPI_COMM_WORLD);
+  return work;
+}
+
+// Issued on rank 0 while the peers hold back, `issue`'s Work is not done yet.
+Work not_done_before_the_peers(const std::function<Work()>& issue) {
+  return held_back(issue, [](Work& w) { EXPECT_FALSE(w.test()) << "the call completed at issue"; });
 }
 
 // Every collective of one type, async against blocking on equal inputs. Small values: products
@@ -146,6 +197,62 @@ TEST_F(Async, UnevenCollectivesAndBarrier) {
   b.wait();
   EXPECT_TRUE(b.test());
   mpidist::barrier_async(mpidist::world()).wait();
+}
+
+// Where the MPI steps run on the lanes' threads (ThreadLevel::Multiple), all_to_all (both forms)
+// and all_gather_v return before they complete, as all_reduce does there; results equal the
+// blocking calls'. (Below Multiple they run at issue: UnevenCollectivesAndBarrier.)
+TEST_F(Async, UnevenCollectivesReturnBeforeThePeersIssue) {
+  if (on_device() || agreed_at_issue() || !mpi_steps_in_background())
+    GTEST_SKIP() << "host memory at ThreadLevel::Multiple, 2+ ranks, without MPIDIST_VALIDATE (which agrees at issue)";
+  const auto size = static_cast<std::size_t>(mpidist::world_size());
+  const int me = mpidist::rank();
+  std::vector<double> warm(4, 1.0);
+  mpidist::all_reduce(std::span(warm));  // the path's one-time set-up (collective) before the held-back calls
+  {
+    std::vector<double> v(1000, 1.0);
+    not_done_before_the_peers([&] { return mpidist::all_reduce_async(std::span(v)); }).wait();
+    EXPECT_EQ(v[999], static_cast<double>(size));
+  }
+  std::vector<float> in(size * 5), out(in.size()), ref(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(me * 1000 + static_cast<int>(i));
+  not_done_before_the_peers([&] { return mpidist::all_to_all_async(std::span(in), std::span(out)); }).wait();
+  mpidist::all_to_all(std::span(in), std::span(ref));
+  EXPECT_EQ(out, ref);
+  // Uneven: rank r sends r+2 elements to everyone.
+  std::vector<std::size_t> send(size, static_cast<std::size_t>(me + 2)), recv;
+  for (std::size_t r = 0; r < size; ++r) recv.push_back(r + 2);
+  std::vector<std::int32_t> vin(static_cast<std::size_t>(me + 2) * size), vout(size * (size + 3) / 2), vref(vout.size());
+  for (std::size_t i = 0; i < vin.size(); ++i) vin[i] = me * 100 + static_cast<std::int32_t>(i);
+  const auto comm = mpidist::world();
+  not_done_before_the_peers([&] {
+    return mpidist::all_to_all_async(comm, std::span(vin), send, std::span(vout), recv);
+  }).wait();
+  mpidist::all_to_all(comm, std::span(vin), send, std::span(vref), recv);
+  EXPECT_EQ(vout, vref);
+  std::vector<std::int32_t> mine(static_cast<std::size_t>(me + 2), me), all(vout.size()), all_ref(vout.size());
+  not_done_before_the_peers([&] { return mpidist::all_gather_v_async(comm, std::span(mine), std::span(all), recv); })
+      .wait();
+  mpidist::all_gather_v(comm, std::span(mine), std::span(all_ref), recv);
+  EXPECT_EQ(all, all_ref);
+}
+
+// The uneven calls queued behind one another and behind an all_reduce on one communicator run in
+// issue order: each reads what the one before it wrote.
+TEST_F(Async, UnevenCollectivesKeepTheIssueOrder) {
+  if (on_device()) GTEST_SKIP() << "the uneven collectives are host memory only";
+  const auto size = static_cast<std::size_t>(mpidist::world_size());
+  std::vector<double> a(size * 3, 1.0), b(a.size()), c(a.size() * size);
+  std::vector<std::size_t> counts(size, a.size());
+  std::vector<Work> works;
+  works.push_back(mpidist::all_reduce_async(std::span(a)));                      // a = size
+  works.push_back(mpidist::all_to_all_async(std::span(a), std::span(b)));        // b = size
+  works.push_back(mpidist::all_gather_v_async(std::span(b), std::span(c), counts));  // c = size
+  mpidist::wait_all(works);
+  for (const double v : c) ASSERT_EQ(v, static_cast<double>(size));
+  std::vector<double> ones(a.size(), 1.0), gathered(c.size());
+  mpidist::all_gather_v(std::span(ones), std::span(gathered), counts);
+  for (const double v : gathered) ASSERT_EQ(v, 1.0);
 }
 
 // Many outstanding Works on two communicators, each one's calls depending on the one before (the
@@ -262,24 +369,88 @@ TEST_F(Async, TestPollsUntilDone) {
 }
 
 #if MPIDIST_TEST_HAVE_CUDA
-// Device memory with a stream: the async call is queued on it at issue (the Work is done), and
-// work queued after it on the stream sees its result; the emulation applies queued work only at
-// synchronization, so a call that skipped the stream would show here.
-TEST_F(Async, OnDeviceTheCallIsQueuedOnTheStream) {
+// The NCCL path (not staged through MPI, which runs at issue).
+bool through_nccl() { return on_device() && !env_is("MPIDIST_BACKEND", "mpi"); }
+
+struct TestStream {
+  TestStream() { cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"); }
+  ~TestStream() { cudaStreamDestroy(stream); }
+  TestStream(const TestStream&) = delete;
+  TestStream& operator=(const TestStream&) = delete;
+  cudaStream_t stream = nullptr;
+};
+
+// Device memory with a stream: wait() orders the stream after the call, so work queued on it
+// afterwards sees the result. The emulation applies queued work only when a stream is driven and
+// reports a read racing with an unfinished write on another stream, so a wait() that did not
+// order the stream (the call runs on the communicator's) fails the synchronization or the values.
+TEST_F(Async, OnDeviceWaitOrdersTheCallersStream) {
   if (!on_device()) GTEST_SKIP() << "device runs only";
   mpidist::device();
-  cudaStream_t stream = nullptr;
-  cuda_ok(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-  TestBuffer<float> a(pattern<float>(4097, 1)), ref(pattern<float>(4097, 1));
-  Work w = mpidist::all_reduce_async(a.view(), ReduceOp::Sum, stream);
-  Work v = mpidist::broadcast_async(a.view(), 0, stream);  // after the all-reduce, on the stream
+  TestStream s;
+  TestBuffer<float> a(pattern<float>(4097, 1)), copy{std::vector<float>(4097)}, ref(pattern<float>(4097, 1));
+  Work w = mpidist::all_reduce_async(a.view(), ReduceOp::Sum, s.stream);
+  Work v = mpidist::broadcast_async(a.view(), 0, s.stream);  // after the all-reduce, on the communicator
   mpidist::wait_all(std::span(&w, 1));
   v.wait();
-  cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  cuda_ok(cudaMemcpyAsync(copy.data(), a.data(), a.bytes(), cudaMemcpyDeviceToDevice, s.stream), "cudaMemcpyAsync");
+  cuda_ok(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
   mpidist::all_reduce(ref.view(), ReduceOp::Sum);
   mpidist::broadcast(ref.view(), 0);
+  EXPECT_EQ(copy.read(), ref.read());
   EXPECT_EQ(a.read(), ref.read());
-  cudaStreamDestroy(stream);
+  // all_reduce_many (GradientBuckets' call) in the same way.
+  TestBuffer<float> x(pattern<float>(300, 2)), x_ref(pattern<float>(300, 2));
+  TestBuffer<double> y(pattern<double>(70, 3)), y_ref(pattern<double>(70, 3)), y_copy{std::vector<double>(70)};
+  const std::vector<BufferView> views{x.view(), y.view()}, refs{x_ref.view(), y_ref.view()};
+  mpidist::all_reduce_many_async(views, ReduceOp::Max, s.stream).wait();
+  cuda_ok(cudaMemcpyAsync(y_copy.data(), y.data(), y.bytes(), cudaMemcpyDeviceToDevice, s.stream), "cudaMemcpyAsync");
+  cuda_ok(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
+  mpidist::all_reduce_many(refs, ReduceOp::Max);
+  EXPECT_EQ(x.read(), x_ref.read());
+  EXPECT_EQ(y_copy.read(), y_ref.read());
+}
+
+// With a stream, wait() returns while the collective still waits for the peers (the host does not
+// wait): the caller's stream, ordered after it, cannot get past it until they issue theirs.
+TEST_F(Async, OnDeviceWaitWithAStreamDoesNotBlockTheHost) {
+  if (!through_nccl() || agreed_at_issue() || mpidist::world_size() < 2)
+    GTEST_SKIP() << "NCCL on device memory, 2+ ranks, MPIDIST_VALIDATE=0 (the check agrees at issue)";
+  mpidist::device();
+  TestStream s;
+  TestBuffer<float> a(pattern<float>(1000, 1)), ref(pattern<float>(1000, 1));
+  mpidist::all_reduce(ref.view());  // the NCCL communicator (made collectively) before the held-back call
+  cudaEvent_t after = nullptr;
+  cuda_ok(cudaEventCreateWithFlags(&after, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  Work w = held_back([&] { return mpidist::all_reduce_async(a.view(), ReduceOp::Sum, s.stream); },
+                     [&](Work& mine) {
+                       EXPECT_FALSE(mine.test()) << "the collective completed before the peers issued theirs";
+                       mine.wait();  // must not wait for the peers
+                       cuda_ok(cudaEventRecord(after, s.stream), "cudaEventRecord");
+                       EXPECT_EQ(cudaEventQuery(after), cudaErrorNotReady) << "the stream is not after the collective";
+                     });
+  w.wait();
+  cuda_ok(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
+  if (mpidist::rank() == 0) {
+    EXPECT_EQ(cudaEventQuery(after), cudaSuccess);
+  }
+  cudaEventDestroy(after);
+  TestBuffer<float> expected(pattern<float>(1000, 1));
+  mpidist::all_reduce(expected.view());
+  EXPECT_EQ(a.read(), expected.read());
+}
+
+// Without a stream the call is queued at issue too (not done before the peers issue); wait()
+// blocks the host until the result is there.
+TEST_F(Async, OnDeviceWithoutAStreamWaitBlocksUntilDone) {
+  if (!through_nccl() || agreed_at_issue() || mpidist::world_size() < 2)
+    GTEST_SKIP() << "NCCL on device memory, 2+ ranks, MPIDIST_VALIDATE=0 (the check agrees at issue)";
+  TestBuffer<double> a(pattern<double>(513, 4)), ref(pattern<double>(513, 4));
+  mpidist::all_reduce(ref.view(), ReduceOp::Max);
+  Work w = not_done_before_the_peers([&] { return mpidist::all_reduce_async(a.view(), ReduceOp::Max); });
+  w.wait();
+  EXPECT_TRUE(w.test());
+  EXPECT_EQ(a.read(), ref.read());  // a synchronous copy: the emulation refuses it while the collective is pending
 }
 #endif
 
