@@ -70,7 +70,12 @@ void say_what_was_in_flight(Context& ctx, int signal) noexcept {
 
 void on_fatal(int signal, siginfo_t* info, void* context) {
   // The first fatal signal reports; a second one (a crash while reporting) goes straight through.
-  if (g_handling.fetch_add(1) == 0) {
+  // A second SIGTERM does not: host peers ending the job each send one, and one delivered to
+  // another thread of this process would cut the first one's dump short. The first handler ends
+  // the process itself.
+  const int handling = g_handling.fetch_add(1);
+  if (handling != 0 && signal == SIGTERM) return;
+  if (handling == 0) {
     Context* ctx = context_if_initialized();
     if (ctx != nullptr && ctx->recorder) {
       // The watchdog reported and may be writing its dump as the launcher's SIGTERM arrives: let it finish.
