@@ -1,6 +1,6 @@
 // call_cost: what one small call costs on top of the MPI call it ends in. Loops of a small
-// all_reduce (4 B and 1 KiB of float32, in place) and an 8-byte ping-pong (send then recv; one-way
-// time = half the round trip), mpidist against raw MPI on a duplicate of MPI_COMM_WORLD in the same
+// all_reduce (4 B and 1 KiB of float32, in place), an all_to_all of one float32 a rank (the uneven
+// collectives' front end) and an 8-byte ping-pong (send then recv; one-way time = half the round trip), mpidist against raw MPI on a duplicate of MPI_COMM_WORLD in the same
 // run, the two loops interleaved rep by rep; medians of the reps and their ratio.
 //
 //   mpiexec -n 2 call_cost [--iters N] [--reps R] [--json]
@@ -23,25 +23,32 @@
 
 namespace {
 
+enum class Kind { AllReduce, AllToAll, PingPong };
+
 struct Case {
   const char* name;
-  int elements;   // float32 elements (all_reduce) or bytes (ping-pong)
-  bool ping_pong;
+  int elements;  // float32 elements (all_reduce; all_to_all: a block's) or bytes (ping-pong)
+  Kind kind;
 };
 
-constexpr Case cases[] = {{"all_reduce_4B", 1, false}, {"all_reduce_1KiB", 256, false}, {"p2p_8B", 8, true}};
+constexpr Case cases[] = {{"all_reduce_4B", 1, Kind::AllReduce},
+                          {"all_reduce_1KiB", 256, Kind::AllReduce},
+                          {"all_to_all_4B", 1, Kind::AllToAll},
+                          {"p2p_8B", 8, Kind::PingPong}};
 
 struct Loop {
   const Case& c;
   MPI_Comm raw;  // raw MPI's own duplicate of the world
   int rank;
-  std::vector<float> floats;
+  std::vector<float> floats;  // all_reduce's buffer, all_to_all's in
+  std::vector<float> out;     // all_to_all's out
   std::vector<std::uint8_t> bytes;
 };
 
 // One call (or, for the ping-pong, one round trip) of each side.
 void mpidist_call(Loop& l) {
-  if (!l.c.ping_pong) return mpidist::all_reduce(std::span<float>(l.floats));
+  if (l.c.kind == Kind::AllReduce) return mpidist::all_reduce(std::span<float>(l.floats));
+  if (l.c.kind == Kind::AllToAll) return mpidist::all_to_all(std::span<const float>(l.floats), std::span<float>(l.out));
   auto view = std::span<std::uint8_t>(l.bytes);
   if (l.rank == 0) {
     mpidist::send(view, 1);
@@ -52,8 +59,12 @@ void mpidist_call(Loop& l) {
   }
 }
 void raw_call(Loop& l) {
-  if (!l.c.ping_pong) {
+  if (l.c.kind == Kind::AllReduce) {
     MPI_Allreduce(MPI_IN_PLACE, l.floats.data(), l.c.elements, MPI_FLOAT, MPI_SUM, l.raw);
+    return;
+  }
+  if (l.c.kind == Kind::AllToAll) {
+    MPI_Alltoall(l.floats.data(), l.c.elements, MPI_FLOAT, l.out.data(), l.c.elements, MPI_FLOAT, l.raw);
     return;
   }
   const int n = l.c.elements;
@@ -80,7 +91,7 @@ double timed(Loop& l, int iters, bool mpidist_side) {
   const auto start = std::chrono::steady_clock::now();
   mpidist_side ? run_mpidist(l, iters) : run_raw(l, iters);
   double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / iters;
-  if (l.c.ping_pong) us /= 2;
+  if (l.c.kind == Kind::PingPong) us /= 2;
   MPI_Allreduce(MPI_IN_PLACE, &us, 1, MPI_DOUBLE, MPI_MAX, l.raw);
   return us;
 }
@@ -125,8 +136,11 @@ int main(int argc, char** argv) {
                 size, iters, reps, "case", "mpidist", "raw MPI", "ratio", "extra us");
   for (const Case& c : cases) {
     if (only != nullptr && std::strcmp(only, c.name) != 0) continue;
-    if (c.ping_pong && size < 2) continue;  // a blocking send to oneself is an Error
-    Loop l{c, raw, rank, std::vector<float>(c.ping_pong ? 0 : c.elements, 1.0f), std::vector<std::uint8_t>(c.elements, 1)};
+    const bool ping_pong = c.kind == Kind::PingPong;
+    if (ping_pong && size < 2) continue;  // a blocking send to oneself is an Error
+    const std::size_t floats = ping_pong ? 0 : static_cast<std::size_t>(c.elements) * (c.kind == Kind::AllToAll ? size : 1);
+    Loop l{c, raw, rank, std::vector<float>(floats, 1.0f), std::vector<float>(c.kind == Kind::AllToAll ? floats : 0),
+           std::vector<std::uint8_t>(c.elements, 1)};
     if (only != nullptr) {  // one loop, for callgrind
       if (side != nullptr && std::strcmp(side, "raw") == 0) run_raw(l, iters);
       else run_mpidist(l, iters);
@@ -139,10 +153,14 @@ int main(int argc, char** argv) {
       else theirs.push_back(timed(l, iters, false)), ours.push_back(timed(l, iters, true));
     }
     // The data check: a sum of ones doubles every call, so values are checked on a fresh call.
-    if (!c.ping_pong) {
+    if (c.kind == Kind::AllReduce) {
       std::fill(l.floats.begin(), l.floats.end(), 1.0f);
       mpidist::all_reduce(std::span<float>(l.floats));
       for (float v : l.floats) wrong |= v != static_cast<float>(size);
+    } else if (c.kind == Kind::AllToAll) {  // block i of out is rank i's
+      for (std::size_t i = 0; i < l.floats.size(); ++i) l.floats[i] = static_cast<float>(rank);
+      mpidist::all_to_all(std::span<const float>(l.floats), std::span<float>(l.out));
+      for (std::size_t i = 0; i < l.out.size(); ++i) wrong |= l.out[i] != static_cast<float>(i / c.elements);
     }
     const double a = median(ours), b = median(theirs);
     if (rank == 0 && !json) std::printf("%-16s %10.3f %10.3f %8.3f %9.3f\n", c.name, a, b, a / b, a - b);
@@ -152,7 +170,7 @@ int main(int argc, char** argv) {
     rows += row;
   }
   if (rank == 0 && json) std::printf("{\"benchmark\":\"call_cost\",\"rows\":[%s]}\n", rows.c_str());
-  if (rank == 0 && wrong) std::fprintf(stderr, "call_cost: wrong all_reduce result\n");
+  if (rank == 0 && wrong) std::fprintf(stderr, "call_cost: a wrong result\n");
   MPI_Comm_free(&raw);
   return wrong ? 1 : 0;
 }
