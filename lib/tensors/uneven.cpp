@@ -19,6 +19,7 @@
 #include "core/settings.hpp"
 #include "core/text_collectives.hpp"
 #include "mpi/uneven_collectives.hpp"
+#include "shm/exchange.hpp"
 #include "tensors/issue.hpp"
 #include "tensors/uneven_device.hpp"
 #include "watch/agreement.hpp"
@@ -308,10 +309,16 @@ Prepared prepare(Group& group, const Request& r, const Fingerprint& fp) {
   return p;
 }
 
+// Host memory: through the node's segment where the group is on one node, else through MPI.
+void host_exchange(const mpi::Exchange& e, const char* name) {
+  if (shm::takes_exchange(*e.group, name)) shm::exchange(e, name);
+  else mpi::exchange(e);
+}
+
 void exchange(Group& group, const Request& r, const Prepared& p) {
   naming_errors(group.name, [&] {
     if (p.device) exchange_on_device(p.e, device_of(r, group.topology.rank), r.stream, r.name);
-    else mpi::exchange(p.e);
+    else host_exchange(p.e, r.name);
   });
 }
 
@@ -345,7 +352,7 @@ Work run_async(Group& group, const Request& r) {
     finish_call(ticket, true);
     return finished_work(group.name, r.name, error);
   }
-  return queue_step(group, r.name, ticket, [e = std::move(p.e)] { mpi::exchange(e); });
+  return queue_step(group, r.name, ticket, [e = std::move(p.e), name = r.name] { host_exchange(e, name); });
 }
 
 Group& group_for(const Communicator* comm, const char* name) {

@@ -140,6 +140,51 @@ TEST_F(Uneven, AllToAllOneRankReceivesEverything) {
   equal_blocks(mpidist::world(), 2);  // and the ranks are still in step
 }
 
+// On one node the blocks go through the segment in steps of at most a quarter MiB a rank, and from
+// 4 MiB a rank through MPI (the ranks decide alike in the first step): blocks over several steps,
+// ranks that need different numbers of steps, and a call past the switch.
+TEST_F(Uneven, BlocksLargerThanOneStep) {
+  uneven_blocks(mpidist::world(), [](int i, int j) { return static_cast<std::size_t>((i * 3 + j) % 4) * 40000; });
+  uneven_blocks(mpidist::world(), [](int i, int j) { return i == 0 && j > 0 ? std::size_t{150000} : std::size_t{1}; });
+  uneven_blocks(mpidist::world(), [](int, int j) { return j == 0 ? std::size_t{90000} : std::size_t{0}; });
+  equal_blocks(mpidist::world(), 1'200'000 / static_cast<std::size_t>(mpidist::world_size()));
+  gathers(mpidist::world(), mpidist::world_size() - 1, 70000);
+  equal_blocks(mpidist::world(), 3);  // and the ranks are still in step
+}
+
+// Unchecked (no MPIDIST_VALIDATE=1), a receiver whose recv_counts differ from what its sender sends
+// gets an Error naming both through the node's segment, and nothing is written past its block.
+// As after any Error raised on one rank alone, its communicator is broken there (a fresh one each).
+TEST_F(Uneven, UncheckedCountMismatchIsAnErrorOnTheReceiverThroughTheSegment) {
+  const char* host_path = std::getenv("MPIDIST_HOST_ALLREDUCE");
+  if (validating_host_calls() || on_device() || mpidist::world_size() < 2 || std::getenv("MPIDIST_RANKS_PER_NODE") ||
+      (host_path != nullptr && std::string(host_path) == "mpi"))
+    GTEST_SKIP() << "the segment's path, unchecked, two ranks or more";
+  const int me = mpidist::rank();
+  const auto n = static_cast<std::size_t>(mpidist::world_size());
+  for (const std::size_t sent : {std::size_t{3}, std::size_t{1}}) {  // more, then fewer than rank 1 expects
+    const Communicator comm = mpidist::world().split(0, me);
+    Counts send(n, 2), recv(n, 2);
+    if (me == 0) send[1] = sent;
+    std::vector<float> values(std::accumulate(send.begin(), send.end(), std::size_t{0}), 5.0f);
+    std::vector<float> out(std::accumulate(recv.begin(), recv.end(), std::size_t{0}) + 1, -1.0f);  // + a guard
+    std::string error;
+    try {
+      mpidist::all_to_all(comm, std::span<const float>(values), send, std::span<float>(out).first(out.size() - 1), recv);
+    } catch (const mpidist::Error& e) {
+      error = e.what();
+    }
+    if (me == 1) {
+      EXPECT_NE(error.find("recv_counts[0] is 2 but rank 0 sent " + std::to_string(sent)), std::string::npos) << error;
+      EXPECT_THROW(mpidist::barrier(comm), mpidist::Error);  // broken here
+    } else {
+      EXPECT_EQ(error, "");
+    }
+    EXPECT_EQ(out.back(), -1.0f);  // nothing past the block
+  }
+  equal_blocks(mpidist::world(), 2);  // the world goes on
+}
+
 TEST_F(Uneven, AllGatherVGatherScatter) {
   const int last = mpidist::world_size() - 1;
   gathers(mpidist::world(), last, 3);

@@ -1,0 +1,18 @@
+// all_to_all (equal and uneven), all_gather_v, gather and scatter of host memory through the
+// node's segment (shm/segment.hpp), for groups whose ranks share one node. Internal.
+#pragma once
+
+#include "mpi/uneven_collectives.hpp"
+
+namespace mpidist::detail::shm {
+
+/// Whether exchanges on `group` go through the segment: every rank on one node, at most
+/// `exchange_max_ranks` of them, and MPIDIST_HOST_ALLREDUCE not `mpi`. Alike on every rank.
+bool takes_exchange(const Group& group, const char* operation);
+
+/// Moves `e`'s blocks through the segment, or through MPI (mpi::exchange) when some rank sends more
+/// than the segment beats MPI at: the ranks learn each other's totals in the first step and decide
+/// alike. Collective over the group.
+void exchange(const mpi::Exchange& e, const char* operation);
+
+}  // namespace mpidist::detail::shm
