@@ -17,13 +17,13 @@ namespace {
 // other tags: all_gather's self copy 7298, monitored_barrier's 7299 and up).
 constexpr int pieces_tag = 7297;
 
-bool counts_fit(const std::vector<std::size_t>& counts, const std::vector<std::size_t>& displs) {
+bool counts_fit(const Counts& counts, const Counts& displs) {
   for (std::size_t i = 0; i < counts.size(); ++i)
     if (counts[i] > max_count() || displs[i] > static_cast<std::size_t>(INT_MAX)) return false;
   return true;
 }
 
-std::vector<int> as_ints(const std::vector<std::size_t>& values) { return {values.begin(), values.end()}; }
+std::vector<int> as_ints(const Counts& values) { return {values.begin(), values.end()}; }
 
 // Whether MPI's own collective can run it, decided alike on every rank from values every rank
 // shares. all_to_all's uneven form never does: its counts differ by rank, so deciding alike took a

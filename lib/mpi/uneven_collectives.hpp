@@ -2,8 +2,9 @@
 // all_to_all (equal and uneven), all_gather_v, gather and scatter, on host memory. Internal.
 #pragma once
 
+#include <boost/container/small_vector.hpp>
+
 #include <cstddef>
-#include <vector>
 
 #include "mpidist/tensor.hpp"
 
@@ -16,6 +17,9 @@ namespace mpidist::detail::mpi {
 /// One rank's side of such a collective: for every rank of the group, the block (in elements,
 /// and its offset in elements) it sends to it from `in` and the block it receives from it into
 /// `out`. `shape` picks MPI's own collective where every count fits one MPI call.
+/// Per-rank counts and offsets, held in the call itself up to 8 ranks (no allocation per call).
+using Counts = boost::container::small_vector<std::size_t, 8>;
+
 struct Exchange {
   enum class Shape { AllToAll, AllToAllV, AllGatherV, Gather, Scatter };
   Shape shape;
@@ -26,7 +30,7 @@ struct Exchange {
   int root;  // gather, scatter; 0 otherwise
   int rank;
   int size;
-  std::vector<std::size_t> send_counts, send_displs, recv_counts, recv_displs;
+  Counts send_counts, send_displs, recv_counts, recv_displs;
 };
 
 /// Moves the blocks: MPI_Alltoall(v), MPI_Allgatherv, MPI_Gather or MPI_Scatter on the group's

@@ -66,51 +66,159 @@ bool takes_exchange(const Group& group, const char* operation) {
          settings(operation).host_all_reduce != HostAllReduce::Mpi;
 }
 
-void exchange(const mpi::Exchange& e, const char* operation) {
-  Segment& seg = segment(*e.group, operation);
-  const auto n = static_cast<std::size_t>(e.size);
-  const auto me = static_cast<std::size_t>(e.rank);
-  const std::size_t element = size_of(e.dtype);
-  const auto* in = static_cast<const std::byte*>(e.in);
-  auto* out = static_cast<std::byte*>(e.out);
-  // Bytes sent to and received from each rank so far (the own block is one copy, once the ranks
-  // know they stay here).
-  std::vector<std::size_t> sent(n, 0), got(n, 0);
-  std::size_t total = 0;
-  for (std::size_t j = 0; j < n; ++j)
-    if (j != me) total += e.send_counts[j] * element;
-  const bool shared = one_block_for_all(e);
-  const std::size_t start = header_bytes(e.size), room = Segment::half_bytes - start;
-  for (bool first = true;; first = false) {
-    const std::uint64_t step = seg.begin_step(operation);
-    const Header mine = header_of(seg, e.rank, step);
-    std::byte* half = seg.half(e.rank, step);
-    // This step's pieces: a share of the room for every destination with bytes left (64-byte
-    // multiples, so that pieces stay cache-line aligned), or all of it for a shared block.
+namespace {
+
+// One rank's side of the steps: what it sent and received so far, in bytes.
+class Steps {
+ public:
+  Steps(Segment& seg, const mpi::Exchange& e, const char* operation)
+      : seg_(seg), e_(e), operation_(operation), n_(static_cast<std::size_t>(e.size)),
+        me_(static_cast<std::size_t>(e.rank)), element_(size_of(e.dtype)), shared_(one_block_for_all(e)),
+        start_(header_bytes(e.size)), sent_(n_, 0), got_(n_, 0) {}
+
+  std::size_t room() const { return Segment::half_bytes - start_; }
+  std::size_t total() const {
+    std::size_t bytes = 0;
+    for (std::size_t j = 0; j < n_; ++j)
+      if (j != me_) bytes += e_.send_counts[j] * element_;
+    return bytes;
+  }
+
+  // Starts a step: this rank's next pieces and its header, posted. Returns the step.
+  std::uint64_t write(bool hold_back) {
+    const std::uint64_t step = seg_.begin_step(operation_);
+    const Header mine = header_of(seg_, e_.rank, step);
+    std::byte* half = seg_.half(e_.rank, step);
+    const auto* in = static_cast<const std::byte*>(e_.in);
+    // A share of the room for every destination with bytes left (64-byte multiples, so that
+    // pieces stay cache-line aligned), or all of it for a shared block.
     std::size_t waiting = 0;
-    for (std::size_t j = 0; j < n; ++j) waiting += j != me && sent[j] < e.send_counts[j] * element;
-    const std::size_t piece = shared ? room : waiting > 0 ? room / waiting / 64 * 64 : 0;
-    const bool too_large = first && total > mpi_from_bytes;
-    std::size_t at = start;
+    for (std::size_t j = 0; j < n_; ++j) waiting += j != me_ && sent_[j] < to(j);
+    const std::size_t piece = shared_ ? room() : waiting > 0 ? room() / waiting / 64 * 64 : 0;
+    std::size_t at = start_;
     bool more = false;
-    for (std::size_t j = 0; j < n; ++j) {
-      const std::size_t left = j == me || too_large ? 0 : e.send_counts[j] * element - sent[j];
-      const std::size_t length = std::min(left, piece);
-      // A shared block's piece is copied once, for the first destination, and the rest point at it.
-      if (length > 0 && (!shared || at == start)) {
-        std::memcpy(half + at, in + e.send_displs[j] * element + sent[j], length);
+    for (std::size_t j = 0; j < n_; ++j) {
+      const std::size_t length = j == me_ || hold_back ? 0 : std::min(to(j) - sent_[j], piece);
+      // A shared block's piece is copied once, for the first destination; the rest point at it.
+      if (length > 0 && (!shared_ || at == start_)) {
+        std::memcpy(half + at, in + e_.send_displs[j] * element_ + sent_[j], length);
         mine.offset(j) = at;
         at += length;
       } else {
-        mine.offset(j) = start;
+        mine.offset(j) = start_;
       }
       mine.length(j) = length;
-      sent[j] += length;
-      more = more || (j != me && sent[j] < e.send_counts[j] * element);
+      sent_[j] += length;
+      more = more || (j != me_ && sent_[j] < to(j));
     }
-    mine.total() = total;
+    mine.total() = total();
     mine.more() = more ? 1 : 0;
-    seg.post(Segment::posted(step));
+    seg_.post(Segment::posted(step));
+    return step;
+  }
+
+  // Copies rank r's piece for this rank out of its half (posted). Never past the block this rank
+  // expects (a sender's count that differs, unchecked without MPIDIST_VALIDATE=1): what would not
+  // fit is counted, not copied.
+  void read(int r, std::uint64_t step) {
+    const auto i = static_cast<std::size_t>(r);
+    const Header theirs = header_of(seg_, r, step);
+    const std::size_t length = theirs.length(me_);
+    if (got_[i] < from(i))
+      std::memcpy(static_cast<std::byte*>(e_.out) + e_.recv_displs[i] * element_ + got_[i],
+                  seg_.half(r, step) + theirs.offset(me_), std::min(length, from(i) - got_[i]));
+    got_[i] += length;
+  }
+  bool expects_more(int r) const { return got_[static_cast<std::size_t>(r)] < from(static_cast<std::size_t>(r)); }
+
+  void copy_own_block() const {
+    if (e_.recv_counts[me_] > 0)
+      std::memmove(static_cast<std::byte*>(e_.out) + e_.recv_displs[me_] * element_,
+                   static_cast<const std::byte*>(e_.in) + e_.send_displs[me_] * element_, from(me_));
+  }
+
+  // Every rank left at the same step, so the group stays usable; only this rank's result is wrong.
+  void check_counts() const {
+    std::string problem;
+    for (std::size_t i = 0; i < n_; ++i)
+      if (i != me_ && got_[i] != from(i))
+        problem += (problem.empty() ? "" : ", ") + std::string("recv_counts[") + std::to_string(i) + "] is " +
+                   std::to_string(e_.recv_counts[i]) + " but rank " + std::to_string(i) + " sent " +
+                   std::to_string(got_[i] / element_);
+    if (!problem.empty())
+      throw Error(operation_, "the counts do not match: " + problem +
+                                  " (MPIDIST_VALIDATE=1 checks them on every rank before anything moves)");
+  }
+
+ private:
+  std::size_t to(std::size_t j) const { return e_.send_counts[j] * element_; }
+  std::size_t from(std::size_t i) const { return e_.recv_counts[i] * element_; }
+
+  Segment& seg_;
+  const mpi::Exchange& e_;
+  const char* operation_;
+  std::size_t n_, me_, element_;
+  bool shared_;
+  std::size_t start_;
+  mpi::Counts sent_, got_;
+};
+
+// Where every rank knows every rank's counts (all but all_to_all's splits): whether the ranks take
+// MPI, and how many steps they take, with the pieces Steps::write cuts (equal blocks to every
+// destination finish together).
+struct Plan {
+  bool to_mpi;
+  std::size_t steps;
+};
+
+Plan known_plan(const mpi::Exchange& e, std::size_t room) {
+  const std::size_t n = static_cast<std::size_t>(e.size), element = size_of(e.dtype);
+  std::size_t most = 0, steps = 0;
+  // A rank sending `block` bytes to each of `destinations` others (one copy for all if shared).
+  const auto sends = [&](std::size_t block, std::size_t destinations, bool shared) {
+    if (block == 0 || destinations == 0) return;
+    most = std::max(most, block * destinations);
+    const std::size_t piece = shared ? room : room / destinations / 64 * 64;
+    steps = std::max(steps, (block + piece - 1) / piece);
+  };
+  const auto root = static_cast<std::size_t>(e.root);
+  switch (e.shape) {
+    case mpi::Exchange::Shape::AllToAll: sends(e.send_counts[0] * element, n - 1, false); break;
+    case mpi::Exchange::Shape::AllGatherV:
+      for (std::size_t r = 0; r < n; ++r) sends(e.recv_counts[r] * element, n - 1, true);
+      break;
+    case mpi::Exchange::Shape::Gather: sends(e.send_counts[root] * element, 1, false); break;
+    case mpi::Exchange::Shape::Scatter: sends(e.recv_counts[root] * element, n - 1, false); break;
+    case mpi::Exchange::Shape::AllToAllV: break;
+  }
+  return Plan{most > mpi_from_bytes, steps};
+}
+
+}  // namespace
+
+void exchange(const mpi::Exchange& e, const char* operation) {
+  Segment& seg = segment(*e.group, operation);
+  Steps steps(seg, e, operation);
+  if (e.shape != mpi::Exchange::Shape::AllToAllV) {
+    // Every rank knows the plan: no call moves nothing through the segment, and a rank waits only
+    // for the ranks it receives from (scatter's root and gather's others for none).
+    const Plan plan = known_plan(e, steps.room());
+    if (plan.to_mpi) return mpi::exchange(e);
+    steps.copy_own_block();
+    for (std::size_t k = 0; k < plan.steps; ++k) {
+      const std::uint64_t step = steps.write(false);
+      for (int r = 0; r < e.size; ++r)
+        if (r != e.rank && steps.expects_more(r)) {
+          seg.wait(Segment::posted(step), operation, r);
+          steps.read(r, step);
+        }
+    }
+    return steps.check_counts();
+  }
+  // all_to_all's splits: the headers say who has more, and in the first step each rank's total.
+  const bool hold_back = steps.total() > mpi_from_bytes;
+  for (bool first = true;; first = false) {
+    const std::uint64_t step = steps.write(first && hold_back);
     seg.wait(Segment::posted(step), operation);
     bool anyone_more = false, to_mpi = false;
     for (int r = 0; r < e.size; ++r) {
@@ -119,33 +227,12 @@ void exchange(const mpi::Exchange& e, const char* operation) {
       to_mpi = to_mpi || (first && theirs.total() > mpi_from_bytes);
     }
     if (to_mpi) return mpi::exchange(e);  // every rank read the same totals
-    if (first && e.recv_counts[me] > 0)
-      std::memmove(out + e.recv_displs[me] * element, in + e.send_displs[me] * element, e.recv_counts[me] * element);
-    for (int r = 0; r < e.size; ++r) {
-      const auto i = static_cast<std::size_t>(r);
-      if (i == me) continue;
-      const Header theirs = header_of(seg, r, step);
-      const std::size_t length = theirs.length(me);
-      // Never past the block this rank expects (a sender's count that differs, unchecked
-      // without MPIDIST_VALIDATE=1): what would not fit is counted, not copied.
-      const std::size_t expected = e.recv_counts[i] * element;
-      if (got[i] < expected)
-        std::memcpy(out + e.recv_displs[i] * element + got[i], seg.half(r, step) + theirs.offset(me),
-                    std::min(length, expected - got[i]));
-      got[i] += length;
-    }
+    if (first) steps.copy_own_block();
+    for (int r = 0; r < e.size; ++r)
+      if (r != e.rank) steps.read(r, step);
     if (!anyone_more) break;
   }
-  // Every rank left at the same step, so the group stays usable; only this rank's result is wrong.
-  std::string problem;
-  for (std::size_t i = 0; i < n; ++i)
-    if (i != me && got[i] != e.recv_counts[i] * element)
-      problem += (problem.empty() ? "" : ", ") + std::string("recv_counts[") + std::to_string(i) + "] is " +
-                 std::to_string(e.recv_counts[i]) + " but rank " + std::to_string(i) + " sent " +
-                 std::to_string(got[i] / element);
-  if (!problem.empty())
-    throw Error(operation, "the counts do not match: " + problem +
-                               " (MPIDIST_VALIDATE=1 checks them on every rank before anything moves)");
+  steps.check_counts();
 }
 
 }  // namespace mpidist::detail::shm

@@ -42,8 +42,8 @@ std::string list(Counts counts) {
   return text + "]";
 }
 
-std::vector<std::size_t> offsets(const std::vector<std::size_t>& counts) {
-  std::vector<std::size_t> at(counts.size(), 0);
+mpi::Counts offsets(const mpi::Counts& counts) {
+  mpi::Counts at(counts.size(), 0);
   for (std::size_t i = 1; i < counts.size(); ++i) at[i] = at[i - 1] + counts[i - 1];
   return at;
 }
@@ -117,7 +117,7 @@ mpi::Exchange describe(const Request& r, Group& group, int size, int rank) {
   const auto n = static_cast<std::size_t>(size);
   const auto me = static_cast<std::size_t>(rank);
   mpi::Exchange e{r.shape, &group, r.in.data(), r.out.data(), r.in.dtype(), r.root, rank, size,
-                  std::vector<std::size_t>(n, 0), {}, std::vector<std::size_t>(n, 0), {}};
+                  mpi::Counts(n, 0), {}, mpi::Counts(n, 0), {}};
   const auto want_out = [&](std::size_t expected, const std::string& rule) {
     if (r.out.count() != expected)
       throw Error(name, "out has " + std::to_string(r.out.count()) + " elements but must have " +
@@ -186,7 +186,7 @@ mpi::Exchange describe(const Request& r, Group& group, int size, int rank) {
     }
   }
   // All blocks are one shape everywhere: block i's offset is the sum of those before it.
-  e.send_displs = r.shape == Shape::AllGatherV ? std::vector<std::size_t>(n, 0) : offsets(e.send_counts);
+  e.send_displs = r.shape == Shape::AllGatherV ? mpi::Counts(n, 0) : offsets(e.send_counts);
   e.recv_displs = offsets(e.recv_counts);
   // Separate buffers only: MPI forbids aliasing, and no in-place layout is defined for these.
   const auto* in_begin = static_cast<const std::byte*>(r.in.data());

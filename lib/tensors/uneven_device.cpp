@@ -23,7 +23,7 @@ const char* at(const void* base, std::size_t elements, DataType dtype) {
 }
 
 // Elements from the start of a buffer to the end of its last block.
-std::size_t extent(const std::vector<std::size_t>& counts, const std::vector<std::size_t>& displs) {
+std::size_t extent(const mpi::Counts& counts, const mpi::Counts& displs) {
   std::size_t end = 0;
   for (std::size_t i = 0; i < counts.size(); ++i)
     if (counts[i] > 0) end = std::max(end, displs[i] + counts[i]);
