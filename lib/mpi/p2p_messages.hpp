@@ -5,6 +5,8 @@
 
 #include <mpi.h>
 
+#include <boost/container/small_vector.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -66,7 +68,9 @@ class Message {
 
   MPI_Request request_ = MPI_REQUEST_NULL;
   MessageHeader header_{};
-  std::vector<std::byte> packed_;  // header + payload, for small payloads
+  // Header + payload, for small payloads; in the message itself up to 48 payload bytes, so a
+  // latency-bound message allocates nothing.
+  boost::container::small_vector<std::byte, 64> packed_;
   MPI_Datatype type_ = MPI_DATATYPE_NULL;
   void* data_ = nullptr;           // the receive's buffer
   std::size_t count_ = 0;
