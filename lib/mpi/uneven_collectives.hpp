@@ -2,9 +2,9 @@
 // all_to_all (equal and uneven), all_gather_v, gather and scatter, on host memory. Internal.
 #pragma once
 
-#include <boost/container/small_vector.hpp>
-
 #include <cstddef>
+
+#include "core/rank_counts.hpp"
 
 #include "mpidist/tensor.hpp"
 
@@ -17,8 +17,7 @@ namespace mpidist::detail::mpi {
 /// One rank's side of such a collective: for every rank of the group, the block (in elements,
 /// and its offset in elements) it sends to it from `in` and the block it receives from it into
 /// `out`. `shape` picks MPI's own collective where every count fits one MPI call.
-/// Per-rank counts and offsets, held in the call itself up to 8 ranks (no allocation per call).
-using Counts = boost::container::small_vector<std::size_t, 8>;
+using Counts = RankCounts;
 
 struct Exchange {
   enum class Shape { AllToAll, AllToAllV, AllGatherV, Gather, Scatter };
