@@ -48,9 +48,10 @@ std::string async_progress() {
                                  : ctx->thread_level == MPI_THREAD_FUNNELED ? "Funneled"
                                                                              : "Single") +
                      ": host collectives within a node progress on the communicator's thread; steps that need MPI";
-  text += ctx->topology.num_nodes > 1 ? " (all_to_all, all_gather_v, and this job's collectives across its " +
+  const std::string uneven = "all_to_all with split counts, all_to_all and all_gather_v past 4 MiB a rank";
+  text += ctx->topology.num_nodes > 1 ? " (" + uneven + ", and this job's collectives across its " +
                                             std::to_string(ctx->topology.num_nodes) + " nodes)"
-                                      : " (all_to_all, all_gather_v; across nodes, none in this one-node job)";
+                                      : " (" + uneven + "; across nodes, none in this one-node job)";
   return text + " run at issue on the caller's thread (ThreadLevel::Multiple runs them on the thread)";
 }
 

@@ -196,6 +196,11 @@ Plan known_plan(const mpi::Exchange& e, std::size_t room) {
 
 }  // namespace
 
+bool exchange_without_mpi(const mpi::Exchange& e, const char* operation) {
+  return takes_exchange(*e.group, operation) && e.shape != mpi::Exchange::Shape::AllToAllV &&
+         !known_plan(e, Segment::half_bytes - header_bytes(e.size)).to_mpi;
+}
+
 void exchange(const mpi::Exchange& e, const char* operation) {
   Segment& seg = segment(*e.group, operation);
   Steps steps(seg, e, operation);

@@ -10,6 +10,11 @@ namespace mpidist::detail::shm {
 /// `exchange_max_ranks` of them, and MPIDIST_HOST_ALLREDUCE not `mpi`. Alike on every rank.
 bool takes_exchange(const Group& group, const char* operation);
 
+/// Whether exchange(e) will make no MPI call (given a segment already made): every rank knows the
+/// plan (all but all_to_all's splits) and no rank sends more than the segment keeps. Alike on every
+/// rank; the non-blocking calls then run it on the communicator's lane at any thread level.
+bool exchange_without_mpi(const mpi::Exchange& e, const char* operation);
+
 /// Moves `e`'s blocks through the segment, or through MPI (mpi::exchange) when some rank sends more
 /// than the segment beats MPI at: the ranks learn each other's totals in the first step and decide
 /// alike. Collective over the group.

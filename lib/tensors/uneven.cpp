@@ -20,6 +20,7 @@
 #include "core/text_collectives.hpp"
 #include "mpi/uneven_collectives.hpp"
 #include "shm/exchange.hpp"
+#include "shm/segment.hpp"
 #include "tensors/issue.hpp"
 #include "tensors/uneven_device.hpp"
 #include "watch/agreement.hpp"
@@ -340,12 +341,16 @@ Work run_async(Group& group, const Request& r) {
   Prepared p;
   try {
     p = prepare(group, r, fp);
-    if (p.device || !lane_may_run(group, false, -1)) {
+    // On one node an exchange whose plan every rank knows stays in the segment: no MPI call, so
+    // the lane may run it at any thread level.
+    const bool mpi_free = !p.device && shm::exchange_without_mpi(p.e, r.name);
+    if (p.device || !lane_may_run(group, mpi_free, -1)) {
       drain(group);
       exchange(group, r, p);
       finish_call(ticket, false);
       return Work();
     }
+    if (mpi_free) shm::segment(group, r.name);  // made with MPI calls: here, on the caller's thread
   } catch (...) {
     const auto error = std::current_exception();
     drain(group);  // the recorder hears of calls in the order they were issued

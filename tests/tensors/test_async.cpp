@@ -237,6 +237,28 @@ TEST_F(Async, UnevenCollectivesReturnBeforeThePeersIssue) {
   EXPECT_EQ(all, all_ref);
 }
 
+// On one node, all_to_all with equal blocks and all_gather_v stay in the node's segment (every rank
+// knows the plan): they return before the peers issue at every thread level, as all_reduce does.
+TEST_F(Async, UnevenCollectivesInTheSegmentReturnBeforeThePeersIssue) {
+  const char* path = std::getenv("MPIDIST_HOST_ALLREDUCE");
+  if (on_device() || agreed_at_issue() || mpidist::world_size() < 2 || mpidist::num_nodes() > 1 ||
+      (path != nullptr && std::string(path) == "mpi"))
+    GTEST_SKIP() << "host memory on one node, 2+ ranks, the segment, without MPIDIST_VALIDATE (which agrees at issue)";
+  const auto size = static_cast<std::size_t>(mpidist::world_size());
+  const int me = mpidist::rank();
+  std::vector<float> in(size * 5), out(in.size()), ref(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(me * 1000 + static_cast<int>(i));
+  mpidist::all_to_all(std::span(in), std::span(ref));  // the segment is made (collective) before the held-back calls
+  not_done_before_the_peers([&] { return mpidist::all_to_all_async(std::span(in), std::span(out)); }).wait();
+  EXPECT_EQ(out, ref);
+  std::vector<std::size_t> counts;
+  for (std::size_t r = 0; r < size; ++r) counts.push_back(r + 2);
+  std::vector<std::int32_t> mine(static_cast<std::size_t>(me + 2), me), all(size * (size + 3) / 2), all_ref(all.size());
+  not_done_before_the_peers([&] { return mpidist::all_gather_v_async(std::span(mine), std::span(all), counts); }).wait();
+  mpidist::all_gather_v(std::span(mine), std::span(all_ref), counts);
+  EXPECT_EQ(all, all_ref);
+}
+
 // The uneven calls queued behind one another and behind an all_reduce on one communicator run in
 // issue order: each reads what the one before it wrote.
 TEST_F(Async, UnevenCollectivesKeepTheIssueOrder) {
@@ -299,15 +321,27 @@ TEST_F(Async, HostWorkProgressesWhileTheCallerSleeps) {
   const char* path = std::getenv("MPIDIST_HOST_ALLREDUCE");
   if (path != nullptr && std::string(path) == "mpi") GTEST_SKIP() << "the MPI path runs at issue below Multiple";
   std::vector<float> v(1 << 16, 1.0f), w(1 << 16, 2.0f);
+  // The uneven collectives whose plan every rank knows stay in the node's segment too.
+  const auto size = static_cast<std::size_t>(mpidist::world_size());
+  const int me = mpidist::rank();
+  std::vector<std::int32_t> in(size * 300, me), out(in.size(), -1), mine(static_cast<std::size_t>(me) + 1, me);
+  std::vector<std::size_t> counts(size);
+  for (std::size_t r = 0; r < size; ++r) counts[r] = r + 1;
+  std::vector<std::int32_t> all(size * (size + 1) / 2, -1);
   std::vector<Work> works;
   works.push_back(mpidist::all_reduce_async(std::span(v)));
   works.push_back(mpidist::all_reduce_async(std::span(w)));
+  works.push_back(mpidist::all_to_all_async(std::span(in), std::span(out)));
+  works.push_back(mpidist::all_gather_v_async(std::span(mine), std::span(all), counts));
   // No mpidist call while every rank sleeps: the lanes finish the work on their own.
   std::this_thread::sleep_for(std::chrono::milliseconds(mpidist::world_size() > 1 ? 500 : 10));
-  EXPECT_TRUE(works[0].test());
-  EXPECT_TRUE(works[1].test());
+  for (std::size_t i = 0; i < works.size(); ++i) EXPECT_TRUE(works[i].test()) << i;
   mpidist::wait_all(works);
   EXPECT_EQ(v[100], static_cast<float>(mpidist::world_size()));
+  for (std::size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], static_cast<std::int32_t>(i / 300));
+  std::size_t at = 0;
+  for (std::size_t r = 0; r < size; ++r)
+    for (std::size_t x = 0; x <= r; ++x) ASSERT_EQ(all[at++], static_cast<std::int32_t>(r));
 }
 
 TEST_F(Async, WaitRethrowsABadRootOnEveryRankAndAgain) {
