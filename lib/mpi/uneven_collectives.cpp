@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "core/group.hpp"
 #include "core/mpi_check.hpp"
 #include "mpi/host_collectives.hpp"
+#include "mpidist/error.hpp"
 
 namespace mpidist::detail::mpi {
 namespace {
@@ -77,17 +79,35 @@ void with_mpi(const Exchange& e) {
   }
 }
 
+const char* name_of(Exchange::Shape shape) {
+  switch (shape) {
+    case Exchange::Shape::AllToAll:
+    case Exchange::Shape::AllToAllV: return "all_to_all";
+    case Exchange::Shape::AllGatherV: return "all_gather_v";
+    case Exchange::Shape::Gather: return "gather";
+    case Exchange::Shape::Scatter: return "scatter";
+  }
+  return "all_to_all";
+}
+
 // Every block as messages of at most max_count() elements, all posted before any is waited for;
-// this rank's block to itself is a copy. Pieces between two ranks match in order (one tag).
+// this rank's block to itself is a copy. Pieces between two ranks match in order (one tag). A
+// piece shorter than this rank expects (a sender whose count differs, unchecked without
+// MPIDIST_VALIDATE=1) is an Error naming both, not a block left partly unwritten; a longer one is
+// MPI's truncation error.
 void pairwise(const Exchange& e) {
   const MPI_Datatype type = datatype(e.dtype);
   const std::size_t size = size_of(e.dtype);
   const std::size_t limit = max_count();
   std::vector<MPI_Request> requests;
+  std::vector<int> expected;  // per request: a receive's element count, -1 for a send
+  std::vector<int> peers;
   const auto post = [&](bool sending, int peer, std::size_t displ, std::size_t count) {
     for (std::size_t off = 0; off < count; off += limit) {
       const int n = static_cast<int>(std::min(limit, count - off));
       requests.push_back(MPI_REQUEST_NULL);
+      expected.push_back(sending ? -1 : n);
+      peers.push_back(peer);
       if (sending)
         MPIDIST_MPI_CHECK(MPI_Isend(static_cast<const char*>(e.in) + (displ + off) * size, n, type, peer, pieces_tag,
                                     e.group->control, &requests.back()));
@@ -107,8 +127,23 @@ void pairwise(const Exchange& e) {
     post(false, r, e.recv_displs[i], e.recv_counts[i]);
     post(true, r, e.send_displs[i], e.send_counts[i]);
   }
-  if (!requests.empty())
-    MPIDIST_MPI_CHECK(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+  if (requests.empty()) return;
+  std::vector<MPI_Status> statuses(requests.size());
+  MPIDIST_MPI_CHECK(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data()));
+  std::string problem;
+  for (std::size_t k = 0; k < requests.size(); ++k) {
+    int got = 0;
+    if (expected[k] < 0) continue;
+    MPIDIST_MPI_CHECK(MPI_Get_count(&statuses[k], type, &got));
+    if (got != expected[k])
+      problem += (problem.empty() ? "" : ", ") + std::string("recv_counts[") + std::to_string(peers[k]) + "] is " +
+                 std::to_string(e.recv_counts[static_cast<std::size_t>(peers[k])]) + " but a piece from rank " +
+                 std::to_string(peers[k]) + " held " + std::to_string(got) + " of the " +
+                 std::to_string(expected[k]) + " elements expected";
+  }
+  if (!problem.empty())
+    throw Error(name_of(e.shape), "the counts do not match: " + problem +
+                                  " (MPIDIST_VALIDATE=1 checks them on every rank before anything moves)");
 }
 
 }  // namespace
