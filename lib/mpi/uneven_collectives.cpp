@@ -141,12 +141,15 @@ void pairwise(const Exchange& e) {
                  std::to_string(peers[k]) + " held " + std::to_string(got) + " of the " +
                  std::to_string(expected[k]) + " elements expected";
   }
-  if (!problem.empty())
-    throw Error(name_of(e.shape), "the counts do not match: " + problem +
-                                  " (MPIDIST_VALIDATE=1 checks them on every rank before anything moves)");
+  if (!problem.empty()) throw_count_mismatch(name_of(e.shape), problem);
 }
 
 }  // namespace
+
+void throw_count_mismatch(const char* operation, const std::string& problem) {
+  throw Error(operation, "the counts do not match: " + problem +
+                             " (MPIDIST_VALIDATE=1 checks them on every rank before anything moves)");
+}
 
 void exchange(const Exchange& e) {
   if (fits(e)) with_mpi(e);

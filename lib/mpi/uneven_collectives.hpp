@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "core/rank_counts.hpp"
 
@@ -31,6 +32,10 @@ struct Exchange {
   int size;
   Counts send_counts, send_displs, recv_counts, recv_displs;
 };
+
+/// The Error of a receiver whose blocks differ from its recv_counts (`problem` says which and by
+/// how much), unchecked without MPIDIST_VALIDATE=1: on the MPI path and through the segment alike.
+[[noreturn]] void throw_count_mismatch(const char* operation, const std::string& problem);
 
 /// Moves the blocks: MPI_Alltoall(v), MPI_Allgatherv, MPI_Gather or MPI_Scatter on the group's
 /// communicator when every count and offset fits an int (and MPIDIST_MPI_MAX_COUNT); otherwise

@@ -11,12 +11,10 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
-#include <vector>
 
 #include "core/group.hpp"
 #include "core/settings.hpp"
 #include "shm/segment.hpp"
-#include "mpidist/error.hpp"
 
 namespace mpidist::detail::shm {
 namespace {
@@ -44,6 +42,9 @@ std::size_t header_bytes(int size) {
   const std::size_t bytes = (2 + 2 * static_cast<std::size_t>(size)) * sizeof(std::uint64_t);
   return (bytes + 63) / 64 * 64;
 }
+
+// A half's bytes after the header: what a step's pieces share.
+std::size_t room(int size) { return Segment::half_bytes - header_bytes(size); }
 
 Header header_of(const Segment& seg, int rank, std::uint64_t step) {
   return Header{reinterpret_cast<std::uint64_t*>(seg.half(rank, step))};
@@ -74,15 +75,13 @@ class Steps {
   Steps(Segment& seg, const mpi::Exchange& e, const char* operation)
       : seg_(seg), e_(e), operation_(operation), n_(static_cast<std::size_t>(e.size)),
         me_(static_cast<std::size_t>(e.rank)), element_(size_of(e.dtype)), shared_(one_block_for_all(e)),
-        start_(header_bytes(e.size)), sent_(n_, 0), got_(n_, 0) {}
-
-  std::size_t room() const { return Segment::half_bytes - start_; }
-  std::size_t total() const {
-    std::size_t bytes = 0;
+        start_(header_bytes(e.size)), sent_(n_, 0), got_(n_, 0) {
     for (std::size_t j = 0; j < n_; ++j)
-      if (j != me_) bytes += e_.send_counts[j] * element_;
-    return bytes;
+      if (j != me_) total_ += to(j);
   }
+
+  // The bytes this rank sends the others.
+  std::size_t total() const { return total_; }
 
   // Starts a step: this rank's next pieces and its header, posted. Returns the step.
   std::uint64_t write(bool hold_back) {
@@ -94,7 +93,7 @@ class Steps {
     // pieces stay cache-line aligned), or all of it for a shared block.
     std::size_t waiting = 0;
     for (std::size_t j = 0; j < n_; ++j) waiting += j != me_ && sent_[j] < to(j);
-    const std::size_t piece = shared_ ? room() : waiting > 0 ? room() / waiting / 64 * 64 : 0;
+    const std::size_t piece = shared_ ? room(e_.size) : waiting > 0 ? room(e_.size) / waiting / 64 * 64 : 0;
     std::size_t at = start_;
     bool more = false;
     for (std::size_t j = 0; j < n_; ++j) {
@@ -111,7 +110,7 @@ class Steps {
       sent_[j] += length;
       more = more || (j != me_ && sent_[j] < to(j));
     }
-    mine.total() = total();
+    mine.total() = total_;
     mine.more() = more ? 1 : 0;
     seg_.post(Segment::posted(step));
     return step;
@@ -145,9 +144,7 @@ class Steps {
         problem += (problem.empty() ? "" : ", ") + std::string("recv_counts[") + std::to_string(i) + "] is " +
                    std::to_string(e_.recv_counts[i]) + " but rank " + std::to_string(i) + " sent " +
                    std::to_string(got_[i] / element_);
-    if (!problem.empty())
-      throw Error(operation_, "the counts do not match: " + problem +
-                                  " (MPIDIST_VALIDATE=1 checks them on every rank before anything moves)");
+    if (!problem.empty()) mpi::throw_count_mismatch(operation_, problem);
   }
 
  private:
@@ -160,6 +157,7 @@ class Steps {
   std::size_t n_, me_, element_;
   bool shared_;
   std::size_t start_;
+  std::size_t total_ = 0;
   mpi::Counts sent_, got_;
 };
 
@@ -171,8 +169,8 @@ struct Plan {
   std::size_t steps;
 };
 
-Plan known_plan(const mpi::Exchange& e, std::size_t room) {
-  const std::size_t n = static_cast<std::size_t>(e.size), element = size_of(e.dtype);
+Plan known_plan(const mpi::Exchange& e) {
+  const std::size_t n = static_cast<std::size_t>(e.size), element = size_of(e.dtype), room = shm::room(e.size);
   std::size_t most = 0, steps = 0;
   // A rank sending `block` bytes to each of `destinations` others (one copy for all if shared).
   const auto sends = [&](std::size_t block, std::size_t destinations, bool shared) {
@@ -198,7 +196,7 @@ Plan known_plan(const mpi::Exchange& e, std::size_t room) {
 
 bool exchange_without_mpi(const mpi::Exchange& e, const char* operation) {
   return takes_exchange(*e.group, operation) && e.shape != mpi::Exchange::Shape::AllToAllV &&
-         !known_plan(e, Segment::half_bytes - header_bytes(e.size)).to_mpi;
+         !known_plan(e).to_mpi;
 }
 
 void exchange(const mpi::Exchange& e, const char* operation) {
@@ -207,7 +205,7 @@ void exchange(const mpi::Exchange& e, const char* operation) {
   if (e.shape != mpi::Exchange::Shape::AllToAllV) {
     // Every rank knows the plan: no call moves nothing through the segment, and a rank waits only
     // for the ranks it receives from (scatter's root and gather's others for none).
-    const Plan plan = known_plan(e, steps.room());
+    const Plan plan = known_plan(e);
     if (plan.to_mpi) return mpi::exchange(e);
     steps.copy_own_block();
     for (std::size_t k = 0; k < plan.steps; ++k) {

@@ -20,6 +20,7 @@ constexpr std::array<int, 5> fatal{SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGTERM};
 // The handlers chained to: process-wide by nature, like the signals themselves.
 struct sigaction g_previous[fatal.size() + 1];
 std::atomic<bool> g_installed{false};
+// 0 before any fatal signal, 1 while the first one's report is written, 2 after it.
 std::atomic<int> g_handling{0};
 
 const char* signal_name(int signal) noexcept {
@@ -70,12 +71,11 @@ void say_what_was_in_flight(Context& ctx, int signal) noexcept {
 
 void on_fatal(int signal, siginfo_t* info, void* context) {
   // The first fatal signal reports; a second one (a crash while reporting) goes straight through.
-  // A second SIGTERM does not: host peers ending the job each send one, and one delivered to
-  // another thread of this process would cut the first one's dump short. The first handler ends
-  // the process itself.
-  const int handling = g_handling.fetch_add(1);
-  if (handling != 0 && signal == SIGTERM) return;
-  if (handling == 0) {
+  // A SIGTERM that arrives while that report is being written is dropped: host peers ending the
+  // job each send one, and one delivered to another thread of this process would cut the first
+  // one's dump short; the first handler goes on to end the process itself.
+  int state = 0;
+  if (g_handling.compare_exchange_strong(state, 1)) {
     Context* ctx = context_if_initialized();
     if (ctx != nullptr && ctx->recorder) {
       // The watchdog reported and may be writing its dump as the launcher's SIGTERM arrives: let it finish.
@@ -85,6 +85,9 @@ void on_fatal(int signal, siginfo_t* info, void* context) {
       // Said and dumped: a host peer ending the job (job_end.cpp) need not wait for this rank.
       if (signal == SIGTERM) reported.store(report_out, std::memory_order_release);
     }
+    g_handling.store(2);
+  } else if (state == 1 && signal == SIGTERM) {
+    return;
   }
   const auto& previous = g_previous[index_of(signal)];
   if ((previous.sa_flags & SA_SIGINFO) && previous.sa_sigaction != nullptr) {
