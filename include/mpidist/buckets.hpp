@@ -12,6 +12,7 @@
 //   { auto accumulate = buckets.no_sync(); /* steps of gradient accumulation: nothing is reduced */ }
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -29,6 +30,22 @@ struct BucketOptions {
   std::size_t bucket_bytes = std::size_t{25} << 20;
   /// The reduction (DDP averages).
   ReduceOp op = ReduceOp::Avg;
+};
+
+/// One step of GradientBuckets as it ran on this rank, in steady_clock time (benchmarks, logs).
+struct BucketsTimeline {
+  using time_point = std::chrono::steady_clock::time_point;
+  struct Bucket {
+    std::size_t bytes = 0;
+    time_point marked;    ///< its last buffer marked (wait() for a bucket some buffer of which was not)
+    time_point launched;  ///< its all-reduce issued: once complete and every earlier bucket was issued
+    time_point started;   ///< its data step began, on the lane or at issue (unset on device memory)
+    time_point finished;  ///< its data step ended (unset on device memory)
+  };
+  time_point wait_called;  ///< wait() entered
+  time_point reduced;      ///< every bucket's Work done
+  time_point checked;      ///< the ranks' end-of-step check done: wait() returned
+  std::vector<Bucket> buckets;
 };
 
 /// The buffers' reducer. Not copyable or movable (its buckets' work refers to it); one step at a
@@ -76,6 +93,8 @@ class GradientBuckets {
   /// The number of buckets, and the first buffer of each (for tests and logs).
   std::size_t bucket_count() const noexcept { return first_.size(); }
   const std::vector<std::size_t>& bucket_starts() const noexcept { return first_; }
+  /// The last step that wait() ended (empty times before the first).
+  const BucketsTimeline& last_step() const noexcept { return timeline_; }
 
  private:
   void form_buckets();
@@ -94,6 +113,8 @@ class GradientBuckets {
   std::size_t next_ = 0;                 // the next bucket to start
   std::int64_t problem_ = -1;            // this step's first problem: index * 2 + (double mark ? 1 : 0)
   int no_sync_ = 0;
+  BucketsTimeline step_;      // this step's, written as it goes (the lane writes started, finished)
+  BucketsTimeline timeline_;  // the last ended step's
 };
 
 }  // namespace mpidist

@@ -229,7 +229,12 @@ void all_reduce_many(Group& group, const char* name, std::span<const BufferView>
 }
 
 Work all_reduce_many_async(Group& group, const char* name, std::span<const BufferView> buffers, ReduceOp op,
-                           Stream stream) {
+                           Stream stream, StepClock clock) {
+  const auto timed = [clock](auto&& step) {
+    if (clock.started) *clock.started = std::chrono::steady_clock::now();
+    step();
+    if (clock.finished) *clock.finished = std::chrono::steady_clock::now();
+  };
   if (MainProcessContext::depth() > 0)
     return run_at_issue(group, name, [&] { all_reduce_many(group, name, buffers, op, stream); });
   const int size = group.topology.size;
@@ -249,7 +254,7 @@ Work all_reduce_many_async(Group& group, const char* name, std::span<const Buffe
     const bool multiple = ctx != nullptr && ctx->thread_level == MPI_THREAD_MULTIPLE;
     if (list.device >= 0 || size < 2 || !(in_segment || multiple)) {
       drain(group);
-      run_list(group, name, list, op, stream, size, rank);
+      timed([&] { run_list(group, name, list, op, stream, size, rank); });
       finish_call(ticket, false);
       return Work();
     }
@@ -261,8 +266,10 @@ Work all_reduce_many_async(Group& group, const char* name, std::span<const Buffe
     return finished_work(group.name, name, error);
   }
   Group* g = &group;
-  return queue_step(group, name, ticket, [g, name, views = std::vector<BufferView>(buffers.begin(), buffers.end()), op,
-                                          size, rank] { run_host(*g, name, views, op, size, rank); });
+  return queue_step(group, name, ticket,
+                    [g, name, views = std::vector<BufferView>(buffers.begin(), buffers.end()), op, size, rank, timed] {
+                      timed([&] { run_host(*g, name, views, op, size, rank); });
+                    });
 }
 
 }  // namespace mpidist::detail
