@@ -2,7 +2,9 @@
 // GPU computing while the host idles), in three ways:
 //   sequential  backward, then one all_reduce_many of every gradient
 //   per-tensor  all_reduce_async of each gradient as backward produces it, wait_all at the end
-//   buckets     GradientBuckets (25 MiB buckets), mark_ready as backward produces each gradient
+//   buckets     GradientBuckets (25 MiB buckets), mark_ready as backward produces each gradient;
+//               each bucket streamed from its first mark (the default), and started at its last
+//               (BucketOptions::stream = false)
 // and beside them compute alone, communication alone (all_reduce_many, and raw MPI_Allreduce of the
 // same bytes in one buffer), and overlap efficiency = (sequential - step) / min(compute, comm).
 // Then the cost of wait() on small all-reduces: all_reduce_async + wait against all_reduce.
@@ -194,7 +196,7 @@ void print_timeline(const std::string& model, const mpidist::GradientBuckets& bu
 std::vector<Row> run_model(const Model& model, int reps, double ratio, double scale, std::size_t bucket_bytes,
                            bool timeline) {
   Gradients g(model, scale);
-  std::vector<double> comm, raw, compute_alone, seq, per_tensor, bucketed;
+  std::vector<double> comm, raw, compute_alone, seq, per_tensor, bucketed, whole;
   const auto check = [&](const char* what) {
     if (!g.averaged()) {
       std::fprintf(stderr, "bench_overlap: %s on rank %d: wrong result\n", what, mpidist::rank());
@@ -220,6 +222,8 @@ std::vector<Row> run_model(const Model& model, int reps, double ratio, double sc
   // GradientBuckets takes the gradients in the order backward produces them: the last layer's first.
   const std::vector<mpidist::BufferView> produced(g.views.rbegin(), g.views.rend());
   mpidist::GradientBuckets buckets(produced, {.bucket_bytes = bucket_bytes, .op = mpidist::ReduceOp::Avg});
+  mpidist::GradientBuckets at_last_mark(produced,
+                                        {.bucket_bytes = bucket_bytes, .op = mpidist::ReduceOp::Avg, .stream = false});
   const std::size_t last = g.views.size() - 1;
   std::vector<mpidist::Work> works;
   works.reserve(g.views.size());
@@ -254,6 +258,14 @@ std::vector<Row> run_model(const Model& model, int reps, double ratio, double sc
     g.fill();
     mpidist::barrier();
     t = Clock::now();
+    backward(g, compute, [&](std::size_t i) { at_last_mark.mark_ready(last - i); });
+    at_last_mark.wait();
+    if (r > 0) whole.push_back(slowest(seconds_since(t)));
+    check("buckets at the last mark");
+
+    g.fill();
+    mpidist::barrier();
+    t = Clock::now();
     backward(g, compute, [&](std::size_t i) { buckets.mark_ready(last - i); });
     const auto backward_end = Clock::now();
     buckets.wait();
@@ -284,7 +296,8 @@ std::vector<Row> run_model(const Model& model, int reps, double ratio, double sc
   Row base{model.name, "", 0, median(compute_alone), comm_time, median(seq), median(raw)};
   std::vector<Row> rows;
   for (const auto& [mode, times] : {std::pair<const char*, const std::vector<double>*>{"sequential", &seq},
-                                    {"per-tensor async", &per_tensor}, {"buckets", &bucketed}}) {
+                                    {"per-tensor async", &per_tensor}, {"buckets last mark", &whole},
+                                    {"buckets", &bucketed}}) {
     Row row = base;
     row.mode = mode;
     row.step = median(*times);
