@@ -2,13 +2,17 @@
 // GPU computing while the host idles), in three ways:
 //   sequential  backward, then one all_reduce_many of every gradient
 //   per-tensor  all_reduce_async of each gradient as backward produces it, wait_all at the end
-//   buckets     GradientBuckets (25 MiB buckets), mark_ready as backward produces each gradient
+//   buckets     GradientBuckets (25 MiB buckets), mark_ready as backward produces each gradient;
+//               each bucket streamed from its first mark (the default), and started at its last
+//               (BucketOptions::stream = false)
 // and beside them compute alone, communication alone (all_reduce_many, and raw MPI_Allreduce of the
 // same bytes in one buffer), and overlap efficiency = (sequential - step) / min(compute, comm).
 // Then the cost of wait() on small all-reduces: all_reduce_async + wait against all_reduce.
+// --timeline adds, per model, the buckets' step of median time bucket by bucket on every rank
+// (print_timeline).
 //
 //   mpiexec -n 2 bench_overlap [--model resnet50|bert-base|both] [--reps N] [--compute-ratio R]
-//                              [--scale S] [--bucket-mb M] [--json FILE]
+//                              [--scale S] [--bucket-mb M] [--timeline] [--json FILE]
 // Times are medians over --reps steps of the slowest rank; the data is checked after every step.
 #include <mpi.h>
 
@@ -135,9 +139,64 @@ struct Row {
   }
 };
 
-std::vector<Row> run_model(const Model& model, int reps, double ratio, double scale, std::size_t bucket_bytes) {
+double micros(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double, std::micro>(to - from).count();
+}
+
+// One buckets step as this rank saw it, µs since the step's start: per bucket marked, launched,
+// started, finished; then backward's end, wait() called, reduced, checked, the step's end.
+std::vector<double> flatten(const mpidist::BucketsTimeline& line, Clock::time_point start, Clock::time_point backward_end,
+                            Clock::time_point end) {
+  std::vector<double> us;
+  for (const auto& b : line.buckets)
+    for (const auto t : {b.marked, b.launched, b.started, b.finished}) us.push_back(micros(start, t));
+  for (const auto t : {backward_end, line.wait_called, line.reduced, line.checked, end}) us.push_back(micros(start, t));
+  return us;
+}
+
+// --timeline: the buckets' step of median time, bucket by bucket on every rank, µs since the
+// step's start. `alone` is that bucket's all_reduce_many by itself (blocking, no compute; the
+// median over the reps, slowest rank); `late` how long the lane started it after it could have
+// (marked, and the bucket before finished); `ideal` the step if every bucket had started as soon as
+// it could and taken its time alone.
+void print_timeline(const std::string& model, const mpidist::GradientBuckets& buckets, std::size_t buffers,
+                    const std::vector<double>& alone, const std::vector<double>& mine, double step_us) {
+  const auto ranks = static_cast<std::size_t>(mpidist::world_size());
+  std::vector<double> all(mine.size() * ranks);
+  MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), static_cast<int>(mine.size()),
+             MPI_DOUBLE, 0, mpidist::communicator());
+  if (mpidist::rank() != 0) return;
+  const auto& line = buckets.last_step();
+  const auto& starts = buckets.bucket_starts();
+  const std::size_t n = starts.size();
+  std::printf("\n# timeline: %s, GradientBuckets, the step of median time (%.0f us, slowest rank), us since its start\n",
+              model.c_str(), step_us);
+  std::printf("%-4s %-6s %7s %8s %9s %9s %9s %9s %9s %9s %8s %8s\n", "rank", "bucket", "tensors", "MiB", "marked",
+              "launched", "started", "finished", "reduce_us", "alone_us", "x_alone", "late_us");
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const double* us = all.data() + r * mine.size();
+    double previous = 0, ideal = 0;
+    for (std::size_t b = 0; b < n; ++b) {
+      const double* t = us + 4 * b;  // marked, launched, started, finished
+      const std::size_t tensors = (b + 1 < n ? starts[b + 1] : buffers) - starts[b];
+      const double reduce = t[3] - t[2];
+      std::printf("%-4zu %-6zu %7zu %8.2f %9.0f %9.0f %9.0f %9.0f %9.0f %9.0f %8.2f %8.0f\n", r, b, tensors,
+                  static_cast<double>(line.buckets[b].bytes) / (1 << 20), t[0], t[1], t[2], t[3], reduce, alone[b],
+                  reduce / alone[b], t[2] - std::max(t[0], previous));
+      previous = t[3];
+      ideal = std::max(ideal, t[0]) + alone[b];
+    }
+    const double* e = us + 4 * n;  // backward's end, wait() called, reduced, checked, end
+    std::printf("rank %zu: backward ended %.0f, wait() %.0f, reduced %.0f, checked %.0f (+%.0f), step %.0f; ideal %.0f "
+                "(step - ideal %.0f us)\n",
+                r, e[0], e[1], e[2], e[3], e[3] - e[2], e[4], ideal, e[4] - ideal);
+  }
+}
+
+std::vector<Row> run_model(const Model& model, int reps, double ratio, double scale, std::size_t bucket_bytes,
+                           bool timeline) {
   Gradients g(model, scale);
-  std::vector<double> comm, raw, compute_alone, seq, per_tensor, bucketed;
+  std::vector<double> comm, raw, compute_alone, seq, per_tensor, bucketed, whole;
   const auto check = [&](const char* what) {
     if (!g.averaged()) {
       std::fprintf(stderr, "bench_overlap: %s on rank %d: wrong result\n", what, mpidist::rank());
@@ -163,9 +222,14 @@ std::vector<Row> run_model(const Model& model, int reps, double ratio, double sc
   // GradientBuckets takes the gradients in the order backward produces them: the last layer's first.
   const std::vector<mpidist::BufferView> produced(g.views.rbegin(), g.views.rend());
   mpidist::GradientBuckets buckets(produced, {.bucket_bytes = bucket_bytes, .op = mpidist::ReduceOp::Avg});
+  mpidist::GradientBuckets at_last_mark(produced,
+                                        {.bucket_bytes = bucket_bytes, .op = mpidist::ReduceOp::Avg, .stream = false});
   const std::size_t last = g.views.size() - 1;
   std::vector<mpidist::Work> works;
   works.reserve(g.views.size());
+  // --timeline: each step's buckets as flatten() gives them, and each bucket alone.
+  std::vector<std::vector<double>> lines;
+  std::vector<std::vector<double>> alone(buckets.bucket_count());
   for (int r = 0; r < reps + 1; ++r) {
     mpidist::barrier();
     auto t = Clock::now();
@@ -194,15 +258,46 @@ std::vector<Row> run_model(const Model& model, int reps, double ratio, double sc
     g.fill();
     mpidist::barrier();
     t = Clock::now();
+    backward(g, compute, [&](std::size_t i) { at_last_mark.mark_ready(last - i); });
+    at_last_mark.wait();
+    if (r > 0) whole.push_back(slowest(seconds_since(t)));
+    check("buckets at the last mark");
+
+    g.fill();
+    mpidist::barrier();
+    t = Clock::now();
     backward(g, compute, [&](std::size_t i) { buckets.mark_ready(last - i); });
+    const auto backward_end = Clock::now();
     buckets.wait();
+    const auto end = Clock::now();
     if (r > 0) bucketed.push_back(slowest(seconds_since(t)));
     check("buckets");
+    if (!timeline || r == 0) continue;
+    lines.push_back(flatten(buckets.last_step(), t, backward_end, end));
+    const auto& starts = buckets.bucket_starts();
+    for (std::size_t b = 0; b < starts.size(); ++b) {
+      const std::size_t to = b + 1 < starts.size() ? starts[b + 1] : produced.size();
+      mpidist::barrier();
+      t = Clock::now();
+      mpidist::all_reduce_many(std::span(produced).subspan(starts[b], to - starts[b]), mpidist::ReduceOp::Avg);
+      alone[b].push_back(slowest(seconds_since(t)) * 1e6);
+    }
+  }
+  if (timeline) {
+    // The step of median time: the same index on every rank (the times are the slowest rank's).
+    std::vector<std::size_t> order(bucketed.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bucketed[a] < bucketed[b]; });
+    const std::size_t pick = order[order.size() / 2];
+    std::vector<double> alone_us;
+    for (const auto& a : alone) alone_us.push_back(median(a));
+    print_timeline(model.name, buckets, produced.size(), alone_us, lines[pick], bucketed[pick] * 1e6);
   }
   Row base{model.name, "", 0, median(compute_alone), comm_time, median(seq), median(raw)};
   std::vector<Row> rows;
   for (const auto& [mode, times] : {std::pair<const char*, const std::vector<double>*>{"sequential", &seq},
-                                    {"per-tensor async", &per_tensor}, {"buckets", &bucketed}}) {
+                                    {"per-tensor async", &per_tensor}, {"buckets last mark", &whole},
+                                    {"buckets", &bucketed}}) {
     Row row = base;
     row.mode = mode;
     row.step = median(*times);
@@ -243,6 +338,7 @@ int main(int argc, char** argv) {
   mpidist::Environment env(argc, argv);
   std::string which = "both", json;
   int reps = 5, iters = 2000;
+  bool timeline = false;
   double ratio = 1.0, scale = 1.0, bucket_mb = 25.0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -254,6 +350,7 @@ int main(int argc, char** argv) {
     else if (a == "--scale") scale = std::stod(next());
     else if (a == "--json") json = next();
     else if (a == "--bucket-mb") bucket_mb = std::stod(next());
+    else if (a == "--timeline") timeline = true;
     else {
       if (mpidist::rank() == 0) std::fprintf(stderr, "bench_overlap: unknown option %s\n", a.c_str());
       return 2;
@@ -264,7 +361,7 @@ int main(int argc, char** argv) {
   if (which == "bert-base" || which == "both") models.push_back(bert_base());
   std::vector<Row> rows;
   for (const auto& m : models)
-    for (auto& r : run_model(m, reps, ratio, scale, static_cast<std::size_t>(bucket_mb * (1 << 20))))
+    for (auto& r : run_model(m, reps, ratio, scale, static_cast<std::size_t>(bucket_mb * (1 << 20)), timeline))
       rows.push_back(r);
   const auto latency = small_latency(iters);
   if (mpidist::rank() != 0) return 0;

@@ -12,8 +12,12 @@
 //   { auto accumulate = buckets.no_sync(); /* steps of gradient accumulation: nothing is reduced */ }
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "mpidist/communicator.hpp"
@@ -29,6 +33,29 @@ struct BucketOptions {
   std::size_t bucket_bytes = std::size_t{25} << 20;
   /// The reduction (DDP averages).
   ReduceOp op = ReduceOp::Avg;
+  /// Start a bucket's all-reduce at the first mark of its buffers, not the last: it reduces each
+  /// part of the bucket as soon as that part is marked (host memory, where the reduction runs on
+  /// the communicator's lane). Then no other collective may be issued on the communicator between
+  /// a step's first mark_ready and its wait(); it would wait behind a bucket whose buffers are not
+  /// all marked yet (an Error after the communicator's timeout). False: each bucket starts once
+  /// complete, and a collective issued mid-step runs after the complete buckets.
+  bool stream = true;
+};
+
+/// One step of GradientBuckets as it ran on this rank, in steady_clock time (benchmarks, logs).
+struct BucketsTimeline {
+  using time_point = std::chrono::steady_clock::time_point;
+  struct Bucket {
+    std::size_t bytes = 0;
+    time_point marked;    ///< its last buffer marked (wait() for a bucket some buffer of which was not)
+    time_point launched;  ///< its all-reduce issued: once complete and every earlier bucket was issued
+    time_point started;   ///< its data step began, on the lane or at issue (unset on device memory)
+    time_point finished;  ///< its data step ended (unset on device memory)
+  };
+  time_point wait_called;  ///< wait() entered
+  time_point reduced;      ///< every bucket's Work done
+  time_point checked;      ///< the ranks' end-of-step check done: wait() returned
+  std::vector<Bucket> buckets;
 };
 
 /// The buffers' reducer. Not copyable or movable (its buckets' work refers to it); one step at a
@@ -38,8 +65,10 @@ struct BucketOptions {
 ///   CUDA device), up to `bucket_bytes`; zero-length buffers join the bucket they fall in.
 /// - The constructor is collective: the ranks must pass the same counts and types, else an Error on
 ///   every rank naming the first differing index and each rank's value.
-/// - A bucket is reduced (all_reduce_many_async) once all its buffers are marked and every earlier
-///   bucket was started: every rank starts the same buckets in the same order.
+/// - A bucket is reduced (one fused all_reduce_many) once every earlier bucket was started and all
+///   its buffers are marked, or with `stream` (the default) once the first is: the reduction then
+///   takes in the bucket's buffers in order as each is marked. Every rank starts the same buckets in
+///   the same order.
 /// - wait() ends the step: every buffer reduced as all_reduce would leave it. A buffer that some rank
 ///   did not mark this step, or marked twice, is an Error on every rank naming the buffer and the
 ///   rank (never a hang: the remaining buckets are still reduced, with whatever they hold).
@@ -76,12 +105,20 @@ class GradientBuckets {
   /// The number of buckets, and the first buffer of each (for tests and logs).
   std::size_t bucket_count() const noexcept { return first_.size(); }
   const std::vector<std::size_t>& bucket_starts() const noexcept { return first_; }
+  /// The last step that wait() ended (empty times before the first).
+  const BucketsTimeline& last_step() const noexcept { return timeline_; }
 
  private:
   void form_buckets();
   void agree_on_buffers();
   void launch_ready();
   void launch(std::size_t bucket);
+  bool started_early(std::size_t bucket) const;
+  // On the lane: returns once buffers [from, to] are marked (or released by wait()), moving `from`
+  // past them; an Error after `timeout` (zero: none).
+  void await_marked(std::size_t& from, std::size_t to, std::chrono::duration<double> timeout);
+  // Every buffer counts as marked: a streaming bucket goes on with what its buffers hold.
+  void release_all();
 
   Communicator comm_;
   std::vector<BufferView> buffers_;
@@ -94,6 +131,13 @@ class GradientBuckets {
   std::size_t next_ = 0;                 // the next bucket to start
   std::int64_t problem_ = -1;            // this step's first problem: index * 2 + (double mark ? 1 : 0)
   int no_sync_ = 0;
+  // Streaming buckets: which buffers the lane may read this step, under their own lock (the lane
+  // waits on it while the caller marks).
+  std::mutex ready_mutex_;
+  std::condition_variable ready_changed_;
+  std::unique_ptr<bool[]> ready_;
+  BucketsTimeline step_;      // this step's, written as it goes (the lane writes started, finished)
+  BucketsTimeline timeline_;  // the last ended step's
 };
 
 }  // namespace mpidist

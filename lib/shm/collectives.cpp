@@ -88,13 +88,19 @@ void one_shot(Segment& seg, const char* operation, const Layout& layout, const R
   });
 }
 
-// The whole all-reduce among the node's ranks. A chunk is a multiple of the element size.
-void all_reduce_local(Segment& seg, const char* operation, const Layout& layout, const Reduction& red) {
+// The whole all-reduce among the node's ranks. A chunk is a multiple of the element size; `gate`
+// (optional) is asked for each chunk's input before it is read.
+void all_reduce_local(Segment& seg, const char* operation, const Layout& layout, const Reduction& red,
+                      const InputGate* gate) {
   const std::size_t total = layout.bytes();
-  if (total <= one_shot_limit) return one_shot(seg, operation, layout, red);
+  if (total <= one_shot_limit) {
+    if (gate) (*gate)(total);
+    return one_shot(seg, operation, layout, red);
+  }
   const std::size_t chunk = Segment::half_bytes / red.element * red.element;
   for (std::size_t first = 0; first < total; first += chunk) {
     const std::size_t bytes = std::min(chunk, total - first);
+    if (gate) (*gate)(first + bytes);
     const std::uint64_t step = reduce_chunk(seg, operation, layout, red, first, bytes);
     copy_out_chunk(seg, operation, layout, red, step, first, bytes);
   }
@@ -165,9 +171,9 @@ void run_one_node(const Call& call) {
 }
 
 void all_reduce_pieces(Group& group, const char* operation, std::span<const Piece> pieces, DataType dtype,
-                       ReduceOp op) {
+                       ReduceOp op, const InputGate* gate) {
   Segment& seg = segment(group, operation);
-  all_reduce_local(seg, operation, Layout(pieces), reduction_of(dtype, op, seg.size()));
+  all_reduce_local(seg, operation, Layout(pieces), reduction_of(dtype, op, seg.size()), gate);
 }
 
 void run_hierarchical(const Call& call) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <span>
 
 #include "core/collective_call.hpp"
@@ -30,9 +31,15 @@ void run_one_node(const Call& call);
 /// MPI all-reduce across the leaders, broadcast from the leader in shared memory.
 void run_hierarchical(const Call& call);
 
+/// Returns once the first `end` bytes of a message's input hold their data: an all-reduce given one
+/// calls it before it reads each chunk, so that it can start on a message that is still being
+/// filled (GradientBuckets streams a bucket as backward produces its gradients).
+using InputGate = std::function<void(std::size_t end)>;
+
 /// The all-reduce of run_one_node over the concatenation of `pieces` (all of `dtype`): fusion
 /// packs its buffers straight into the segment this way. Collective over the group, on one node.
+/// `gate`, when given, is asked before each chunk's input is read.
 void all_reduce_pieces(Group& group, const char* operation, std::span<const Piece> pieces, DataType dtype,
-                       ReduceOp op);
+                       ReduceOp op, const InputGate* gate = nullptr);
 
 }  // namespace mpidist::detail::shm

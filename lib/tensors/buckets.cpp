@@ -1,13 +1,15 @@
 // GradientBuckets: forming the buckets, the ranks' agreement on the buffers, starting each bucket
-// once it is complete and its turn has come, and the end-of-step check. Built on the public
-// non-blocking calls (all_reduce_many_async) and two small blocking ones for the agreements.
+// once it is complete and its turn has come, and the end-of-step check. Built on the non-blocking
+// all_reduce_many (told where to write its step's times) and two small blocking calls for the
+// agreements.
 #include "mpidist/buckets.hpp"
 
 #include <algorithm>
 #include <array>
 #include <string>
 
-#include "mpidist/async_collectives.hpp"
+#include "core/group.hpp"
+#include "tensors/fusion.hpp"
 #include "mpidist/collectives.hpp"
 #include "mpidist/error.hpp"
 
@@ -15,6 +17,8 @@ namespace mpidist {
 namespace {
 
 constexpr const char* operation = "GradientBuckets";
+
+BucketsTimeline::time_point now() { return std::chrono::steady_clock::now(); }
 
 // A buffer as the ranks compare it: count, then type and memory in one word.
 std::array<std::int64_t, 2> describe(const BufferView& b) {
@@ -48,9 +52,18 @@ GradientBuckets::GradientBuckets(const Communicator& comm, std::vector<BufferVie
   for (std::size_t b = 0; b < first_.size(); ++b)
     remaining_[b] = (b + 1 < first_.size() ? first_[b + 1] : buffers_.size()) - first_[b];
   works_.reserve(first_.size());
+  ready_ = std::make_unique<bool[]>(buffers_.size());
+  step_.buckets.resize(first_.size());
+  for (std::size_t i = 0; i < buffers_.size(); ++i) step_.buckets[bucket_of_[i]].bytes += buffers_[i].bytes();
+  timeline_ = step_;
 }
 
-GradientBuckets::~GradientBuckets() = default;  // unfinished works wait in their destructors
+GradientBuckets::~GradientBuckets() {
+  // A streaming bucket of an unfinished step goes on with what its buffers hold, so that its
+  // Work, waited for here (a failure goes to the log), ends.
+  release_all();
+  works_.clear();
+}
 
 void GradientBuckets::agree_on_buffers() {
   // One small all-reduce when the ranks agree (the usual case); the lists themselves only when not.
@@ -125,23 +138,78 @@ void GradientBuckets::mark_ready(std::size_t index) {
     return;
   }
   const std::size_t bucket = bucket_of_[index];
-  if (--remaining_[bucket] == 0) launch_ready();
+  if (options_.stream) {
+    {
+      std::lock_guard lock(ready_mutex_);
+      ready_[index] = true;
+    }
+    ready_changed_.notify_all();
+  }
+  if (--remaining_[bucket] == 0) step_.buckets[bucket].marked = now();
+  launch_ready();
 }
 
 void GradientBuckets::launch_ready() {
-  while (next_ < first_.size() && remaining_[next_] == 0) launch(next_);
+  while (next_ < first_.size() && (remaining_[next_] == 0 || started_early(next_))) launch(next_);
+}
+
+bool GradientBuckets::started_early(std::size_t bucket) const {
+  if (!options_.stream) return false;
+  const std::size_t end = bucket + 1 < first_.size() ? first_[bucket + 1] : buffers_.size();
+  if (remaining_[bucket] == end - first_[bucket]) return false;  // nothing marked yet
+  // Only where the lane runs the step: a step run at issue would wait for marks on this thread.
+  const std::span<const BufferView> views(buffers_.data() + first_[bucket], end - first_[bucket]);
+  return detail::all_reduce_many_on_lane(detail::group_of(comm_, "all_reduce_many"), views);
+}
+
+void GradientBuckets::await_marked(std::size_t& from, std::size_t to, std::chrono::duration<double> timeout) {
+  std::unique_lock lock(ready_mutex_);
+  const auto all_marked = [&] {
+    while (from <= to && ready_[from]) ++from;
+    return from > to;
+  };
+  if (timeout <= timeout.zero()) return ready_changed_.wait(lock, all_marked);
+  if (!ready_changed_.wait_for(lock, timeout, all_marked))
+    throw Error(comm_.name(), operation,
+                "a streaming bucket waited " + std::to_string(timeout.count()) + " s for buffer " +
+                    std::to_string(from) + " to be marked: was a collective issued on the communicator between "
+                    "mark_ready and wait()? (BucketOptions::stream)");
+}
+
+void GradientBuckets::release_all() {
+  if (!options_.stream) return;
+  {
+    std::lock_guard lock(ready_mutex_);
+    std::fill(ready_.get(), ready_.get() + buffers_.size(), true);
+  }
+  ready_changed_.notify_all();
 }
 
 void GradientBuckets::launch(std::size_t bucket) {
   const std::size_t end = bucket + 1 < first_.size() ? first_[bucket + 1] : buffers_.size();
   const std::span<const BufferView> views(buffers_.data() + first_[bucket], end - first_[bucket]);
-  works_.push_back(all_reduce_many_async(comm_, views, options_.op));
+  auto& times = step_.buckets[bucket];
+  times.launched = now();
+  times.started = times.finished = {};
+  const char* name = "all_reduce_many";
+  detail::ListGate gate;
+  if (remaining_[bucket] > 0)
+    gate = [this, from = first_[bucket], first = first_[bucket], timeout = comm_.timeout()](std::size_t index) mutable {
+      await_marked(from, first + index, timeout);
+    };
+  works_.push_back(detail::all_reduce_many_async(detail::group_of(comm_, name), name, views, options_.op, nullptr,
+                                                 {&times.started, &times.finished}, std::move(gate)));
   next_ = bucket + 1;
 }
 
 void GradientBuckets::wait() {
   if (no_sync_ > 0) return;
+  step_.wait_called = now();
   // Every rank starts every bucket, marked or not, so the ranks' collectives always pair up.
+  for (std::size_t b = 0; b < first_.size(); ++b)
+    if (remaining_[b] > 0) step_.buckets[b].marked = step_.wait_called;
+  // Buffers left unmarked are reduced with what they hold, also in a bucket already streaming.
+  release_all();
   while (next_ < first_.size()) launch(next_);
   std::int64_t mine = problem_;
   for (std::size_t i = 0; i < marks_.size(); ++i)
@@ -157,6 +225,7 @@ void GradientBuckets::wait() {
   } catch (...) {
     step_failed = std::current_exception();
   }
+  step_.reduced = now();
   if (!step_failed) {
     try {
       all_gather(comm_, BufferView(&mine, 1, DataType::Int64), BufferView(all.data(), all.size(), DataType::Int64));
@@ -166,7 +235,13 @@ void GradientBuckets::wait() {
   }
   // The next step starts clean, whatever happened to this one.
   works_.clear();
+  step_.checked = now();
+  timeline_ = step_;
   std::fill(marks_.begin(), marks_.end(), 0);
+  if (options_.stream) {
+    std::lock_guard lock(ready_mutex_);  // the lane is done with them: every Work has ended
+    std::fill(ready_.get(), ready_.get() + buffers_.size(), false);
+  }
   for (std::size_t b = 0; b < first_.size(); ++b)
     remaining_[b] = (b + 1 < first_.size() ? first_[b + 1] : buffers_.size()) - first_[b];
   next_ = 0;

@@ -126,15 +126,27 @@ void agree_on_list(Group& group, const char* name, std::span<const BufferView> b
   }
 }
 
-// One batch of same-typed host buffers as one all_reduce.
-void run_batch(Group& group, const char* name, const std::vector<shm::Piece>& pieces, DataType dtype, ReduceOp op,
-               int size, int rank) {
+// One batch of same-typed host buffers as one all_reduce; `index[i]` is piece i's place in the
+// list, for the gate. Through the segment the gate is asked chunk by chunk (for the piece that
+// holds the chunk's end), elsewhere once for the whole batch.
+void run_batch(Group& group, const char* name, const std::vector<shm::Piece>& pieces,
+               const std::vector<std::size_t>& index, DataType dtype, ReduceOp op, int size, int rank,
+               const ListGate* gate) {
   std::size_t bytes = 0;
   for (const auto& p : pieces) bytes += p.bytes;
   Call call{CollectiveKind::AllReduce, name, pieces[0].in, pieces[0].out, bytes / size_of(dtype), dtype, op, 0,
             nullptr, &group, size, rank, -1};
+  if (gate && (pieces.size() == 1 || !shm::accepts(call, true))) (*gate)(index.back());
   if (pieces.size() == 1) return choose_transport(call).run(call);
-  if (shm::accepts(call, true)) return shm::all_reduce_pieces(group, name, pieces, dtype, op);
+  if (shm::accepts(call, true)) {
+    if (!gate) return shm::all_reduce_pieces(group, name, pieces, dtype, op);
+    std::size_t piece = 0, end_of_piece = pieces[0].bytes;
+    const shm::InputGate chunk_gate = [&](std::size_t end) {
+      while (end_of_piece < end) end_of_piece += pieces[++piece].bytes;
+      (*gate)(index[piece]);
+    };
+    return shm::all_reduce_pieces(group, name, pieces, dtype, op, &chunk_gate);
+  }
   if (!group.fusion) group.fusion = std::make_shared<std::vector<std::byte>>();
   auto& buffer = *static_cast<std::vector<std::byte>*>(group.fusion.get());
   if (buffer.size() < bytes) buffer.resize(bytes);
@@ -146,25 +158,29 @@ void run_batch(Group& group, const char* name, const std::vector<shm::Piece>& pi
   for (const auto& p : pieces) std::memcpy(p.out, buffer.data() + at, p.bytes), at += p.bytes;
 }
 
-void run_host(Group& group, const char* name, std::span<const BufferView> buffers, ReduceOp op, int size, int rank) {
+void run_host(Group& group, const char* name, std::span<const BufferView> buffers, ReduceOp op, int size, int rank,
+              const ListGate* gate = nullptr) {
   const std::size_t limit = settings(name).fusion_bytes;
   std::vector<DataType> types;
   for (const auto& b : buffers)
     if (b.count() > 0 && std::find(types.begin(), types.end(), b.dtype()) == types.end()) types.push_back(b.dtype());
   std::vector<shm::Piece> pieces;
+  std::vector<std::size_t> index;
   for (const DataType dtype : types) {
     std::size_t bytes = 0;
-    for (const auto& b : buffers) {
+    for (std::size_t i = 0; i < buffers.size(); ++i) {
+      const BufferView& b = buffers[i];
       if (b.count() == 0 || b.dtype() != dtype) continue;
       if (!pieces.empty() && bytes + b.bytes() > limit) {
-        run_batch(group, name, pieces, dtype, op, size, rank);
-        pieces.clear(), bytes = 0;
+        run_batch(group, name, pieces, index, dtype, op, size, rank, gate);
+        pieces.clear(), index.clear(), bytes = 0;
       }
       pieces.push_back({b.data(), b.data(), b.bytes()});
+      index.push_back(i);
       bytes += b.bytes();
     }
-    run_batch(group, name, pieces, dtype, op, size, rank);
-    pieces.clear();
+    run_batch(group, name, pieces, index, dtype, op, size, rank, gate);
+    pieces.clear(), index.clear();
   }
 }
 
@@ -216,6 +232,15 @@ bool host_list_in_segment(Group& group, const char* name, int size, int rank) {
 
 }  // namespace
 
+bool all_reduce_many_on_lane(Group& group, std::span<const BufferView> buffers) {
+  if (MainProcessContext::depth() > 0 || group.topology.size < 2) return false;
+  const auto non_empty = std::find_if(buffers.begin(), buffers.end(), [](const BufferView& b) { return b.count() > 0; });
+  if (non_empty != buffers.end() && non_empty->device() >= 0) return false;
+  const Context* ctx = context_if_initialized();
+  const bool multiple = ctx != nullptr && ctx->thread_level == MPI_THREAD_MULTIPLE;
+  return multiple || host_list_in_segment(group, "all_reduce_many", group.topology.size, group.topology.rank);
+}
+
 void all_reduce_many(Group& group, const char* name, std::span<const BufferView> buffers, ReduceOp op, Stream stream) {
   const bool alone = MainProcessContext::depth() > 0;
   const int size = alone ? 1 : group.topology.size;
@@ -229,7 +254,12 @@ void all_reduce_many(Group& group, const char* name, std::span<const BufferView>
 }
 
 Work all_reduce_many_async(Group& group, const char* name, std::span<const BufferView> buffers, ReduceOp op,
-                           Stream stream) {
+                           Stream stream, StepClock clock, ListGate gate) {
+  const auto timed = [clock](auto&& step) {
+    if (clock.started) *clock.started = std::chrono::steady_clock::now();
+    step();
+    if (clock.finished) *clock.finished = std::chrono::steady_clock::now();
+  };
   if (MainProcessContext::depth() > 0)
     return run_at_issue(group, name, [&] { all_reduce_many(group, name, buffers, op, stream); });
   const int size = group.topology.size;
@@ -249,7 +279,8 @@ Work all_reduce_many_async(Group& group, const char* name, std::span<const Buffe
     const bool multiple = ctx != nullptr && ctx->thread_level == MPI_THREAD_MULTIPLE;
     if (list.device >= 0 || size < 2 || !(in_segment || multiple)) {
       drain(group);
-      run_list(group, name, list, op, stream, size, rank);
+      if (gate && !list.buffers.empty()) gate(list.buffers.size() - 1);  // GradientBuckets never gets here unfilled
+      timed([&] { run_list(group, name, list, op, stream, size, rank); });
       finish_call(ticket, false);
       return Work();
     }
@@ -261,8 +292,11 @@ Work all_reduce_many_async(Group& group, const char* name, std::span<const Buffe
     return finished_work(group.name, name, error);
   }
   Group* g = &group;
-  return queue_step(group, name, ticket, [g, name, views = std::vector<BufferView>(buffers.begin(), buffers.end()), op,
-                                          size, rank] { run_host(*g, name, views, op, size, rank); });
+  return queue_step(group, name, ticket,
+                    [g, name, views = std::vector<BufferView>(buffers.begin(), buffers.end()), op, size, rank, timed,
+                     gate = std::move(gate)] {
+                      timed([&] { run_host(*g, name, views, op, size, rank, gate ? &gate : nullptr); });
+                    });
 }
 
 }  // namespace mpidist::detail

@@ -2,11 +2,14 @@
 // accumulation, a missing or double mark (an Error on every rank, never a hang), ranks that pass
 // different buffers, and 1000 steps without growth in threads or memory.
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <numeric>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mpi_test.hpp"
@@ -69,6 +72,60 @@ TEST_F(Buckets, AveragesByDefaultAndMatchesAllReduce) {
   buckets.wait();
   mpidist::all_reduce(ref.view(), ReduceOp::Avg);
   EXPECT_EQ(x.read(), ref.read());
+}
+
+// A streamed bucket starts at its first mark and reduces each buffer once it is marked; one that
+// is not streamed starts at its last. The sums are the same either way, whatever the marking order.
+TEST_F(Buckets, StreamedBucketsStartAtTheFirstMarkAndSumAlike) {
+  const int size = mpidist::world_size();
+  const int me = mpidist::rank();
+  // Three buffers of 200 KiB each in one bucket: the segment's chunks (256 KiB) span two of them.
+  constexpr std::size_t n = 50 * 1024;
+  for (const bool stream : {true, false}) {
+    std::vector<std::vector<float>> grads(3, std::vector<float>(n));
+    std::vector<BufferView> views;
+    for (auto& g : grads) views.emplace_back(std::span(g));
+    GradientBuckets buckets(views, {.bucket_bytes = 1 << 20, .op = ReduceOp::Sum, .stream = stream});
+    ASSERT_EQ(buckets.bucket_count(), 1u);
+    for (int step = 0; step < 3; ++step) {
+      for (std::size_t i = 0; i < 3; ++i) std::fill(grads[i].begin(), grads[i].end(), static_cast<float>((me + 1) * (i + 1)));
+      // Marked with gaps, the middle one first on odd ranks: the lane waits for each in turn.
+      const std::vector<std::size_t> order = me % 2 ? std::vector<std::size_t>{1, 0, 2} : std::vector<std::size_t>{0, 1, 2};
+      for (const std::size_t i : order) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        buckets.mark_ready(i);
+      }
+      buckets.wait();
+      const float ranks = static_cast<float>(size * (size + 1) / 2);
+      for (std::size_t i = 0; i < 3; ++i)
+        for (const float v : grads[i]) ASSERT_EQ(v, ranks * static_cast<float>(i + 1)) << "buffer " << i << " step " << step;
+    }
+    // Where the step runs on the lane (one node, the segment): started before the last mark.
+    const auto& bucket = buckets.last_step().buckets[0];
+    const bool on_lane = size > 1 && std::getenv("MPIDIST_HOST_ALLREDUCE") == nullptr &&
+                         std::getenv("MPIDIST_RANKS_PER_NODE") == nullptr;
+    if (!on_lane) continue;
+    if (stream) EXPECT_LT(bucket.launched, bucket.marked) << "a streamed bucket starts at its first mark";
+    else EXPECT_GE(bucket.launched, bucket.marked) << "an unstreamed bucket starts at its last mark";
+    EXPECT_GE(bucket.finished, bucket.marked);
+  }
+}
+
+// A rank that leaves a buffer of a streaming bucket unmarked: the bucket goes on with what it holds
+// at wait(), an Error on every rank as without streaming; destroying buckets mid-step does not hang.
+TEST_F(Buckets, AnUnmarkedBufferOfAStreamingBucketEndsAtWait) {
+  if (mpidist::world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  std::vector<float> x(1000, 1.0f), y(1000, 1.0f);
+  {
+    GradientBuckets buckets({BufferView(std::span(x)), BufferView(std::span(y))}, {.op = ReduceOp::Sum});
+    buckets.mark_ready(0);
+    if (mpidist::rank() != 1) buckets.mark_ready(1);
+    expect_error([&] { buckets.wait(); }, {"buffer 1", "not marked", "rank 1"});
+    buckets.mark_ready(0);  // a step left unfinished: the destructor releases and waits
+  }
+  std::vector<float> check(1, 1.0f);
+  mpidist::all_reduce(std::span(check));
+  EXPECT_EQ(check[0], static_cast<float>(mpidist::world_size()));
 }
 
 TEST_F(Buckets, NoSyncAccumulationEqualsSummingByHand) {
