@@ -35,10 +35,7 @@ struct BucketOptions {
   ReduceOp op = ReduceOp::Avg;
   /// Start a bucket's all-reduce at the first mark of its buffers, not the last: it reduces each
   /// part of the bucket as soon as that part is marked (host memory, where the reduction runs on
-  /// the communicator's lane). Then no other collective may be issued on the communicator between
-  /// a step's first mark_ready and its wait(); it would wait behind a bucket whose buffers are not
-  /// all marked yet (an Error after the communicator's timeout). False: each bucket starts once
-  /// complete, and a collective issued mid-step runs after the complete buckets.
+  /// the communicator's lane). False: each bucket starts once complete.
   bool stream = true;
 };
 
@@ -64,7 +61,9 @@ struct BucketsTimeline {
 /// - Buckets are consecutive buffers in the given order, of one dtype and one memory (host, or one
 ///   CUDA device), up to `bucket_bytes`; zero-length buffers join the bucket they fall in.
 /// - The constructor is collective: the ranks must pass the same counts and types, else an Error on
-///   every rank naming the first differing index and each rank's value.
+///   every rank naming the first differing index and each rank's value. It reduces on a duplicate
+///   of `comm` ("world/buckets" in errors and logs, with comm's timeout when made), so collectives
+///   the caller issues on `comm` mid-step run independently of the buckets, before or after them.
 /// - A bucket is reduced (one fused all_reduce_many) once every earlier bucket was started and all
 ///   its buffers are marked, or with `stream` (the default) once the first is: the reduction then
 ///   takes in the bucket's buffers in order as each is marked. Every rank starts the same buckets in

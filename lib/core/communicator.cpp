@@ -31,6 +31,16 @@ void check_same_members(Group& world, const char* operation, const std::vector<i
 }
 
 }  // namespace
+
+Communicator duplicate(const Communicator& comm, const std::string& purpose) {
+  Group& parent = group_of(comm, purpose.c_str());
+  MPI_Comm copy = MPI_COMM_NULL;
+  MPIDIST_MPI_CHECK(MPI_Comm_dup(parent.control, &copy));
+  auto child = make_group(copy, parent.name + "/" + purpose);
+  child->timeout_seconds = parent.timeout_seconds;
+  return GroupAccess::wrap(std::move(child));
+}
+
 }  // namespace detail
 
 using detail::group_of;

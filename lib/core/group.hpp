@@ -134,6 +134,11 @@ void break_group(Group& group, const std::string& why) noexcept;
 /// Builds a group on `owned` (collective over it) and registers it, so finalize() frees it.
 std::shared_ptr<Group> make_group(MPI_Comm owned, std::string name);
 
+/// A communicator of its own over `comm`'s ranks, in the same order, named "<comm's name>/<purpose>"
+/// and with comm's timeout: for a library object whose collectives must never queue behind the
+/// caller's on `comm`, nor the caller's behind its own (GradientBuckets). Collective over `comm`.
+Communicator duplicate(const Communicator& comm, const std::string& purpose);
+
 /// "group{0,2}" style list of ranks.
 std::string rank_list(const std::vector<int>& ranks);
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/group.hpp"
+#include "mpidist/guards.hpp"
 #include "tensors/fusion.hpp"
 #include "mpidist/collectives.hpp"
 #include "mpidist/error.hpp"
@@ -43,8 +44,12 @@ GradientBuckets::GradientBuckets(std::vector<BufferView> buffers, BucketOptions 
     : GradientBuckets(world(), std::move(buffers), options) {}
 
 GradientBuckets::GradientBuckets(const Communicator& comm, std::vector<BufferView> buffers, BucketOptions options)
-    : comm_(comm), buffers_(std::move(buffers)), options_(options) {
-  if (options_.bucket_bytes == 0) throw Error(comm_.name(), operation, "bucket_bytes must be positive");
+    : buffers_(std::move(buffers)), options_(options) {
+  if (options_.bucket_bytes == 0) throw Error(comm.name(), operation, "bucket_bytes must be positive");
+  // A communicator of its own (in a MainProcessContext, comm's group of one does): a streaming
+  // bucket holds its lane until its buffers are marked, and the caller's collectives on comm must
+  // not queue behind it.
+  comm_ = MainProcessContext::depth() > 0 ? comm : detail::duplicate(comm, "buckets");
   agree_on_buffers();
   form_buckets();
   marks_.assign(buffers_.size(), 0);
@@ -138,6 +143,8 @@ void GradientBuckets::mark_ready(std::size_t index) {
     return;
   }
   const std::size_t bucket = bucket_of_[index];
+  // The time first: once the lane hears of the mark, the bucket may finish at once.
+  if (--remaining_[bucket] == 0) step_.buckets[bucket].marked = now();
   if (options_.stream) {
     {
       std::lock_guard lock(ready_mutex_);
@@ -145,7 +152,6 @@ void GradientBuckets::mark_ready(std::size_t index) {
     }
     ready_changed_.notify_all();
   }
-  if (--remaining_[bucket] == 0) step_.buckets[bucket].marked = now();
   launch_ready();
 }
 
@@ -172,8 +178,7 @@ void GradientBuckets::await_marked(std::size_t& from, std::size_t to, std::chron
   if (!ready_changed_.wait_for(lock, timeout, all_marked))
     throw Error(comm_.name(), operation,
                 "a streaming bucket waited " + std::to_string(timeout.count()) + " s for buffer " +
-                    std::to_string(from) + " to be marked: was a collective issued on the communicator between "
-                    "mark_ready and wait()? (BucketOptions::stream)");
+                    std::to_string(from) + " to be marked (mark_ready) or the step to end (wait())");
 }
 
 void GradientBuckets::release_all() {
@@ -217,7 +222,9 @@ void GradientBuckets::wait() {
       if (mine < 0 || static_cast<std::int64_t>(i) * 2 < mine) mine = static_cast<std::int64_t>(i) * 2;
       break;
     }
-  std::vector<std::int64_t> all(static_cast<std::size_t>(comm_.size()), -1);
+  // Inside a MainProcessContext the check is this rank's alone, as in a group of one.
+  const bool alone = MainProcessContext::depth() > 0;
+  std::vector<std::int64_t> all(alone ? 1 : static_cast<std::size_t>(comm_.size()), -1);
   std::exception_ptr step_failed;
   std::exception_ptr check_failed;
   try {
@@ -251,9 +258,10 @@ void GradientBuckets::wait() {
   for (std::size_t r = 0; r < all.size(); ++r) {
     if (all[r] < 0) continue;
     const std::string buffer = "buffer " + std::to_string(all[r] / 2);
+    const std::string rank = std::to_string(alone ? comm_.rank() : static_cast<int>(r));
     throw Error(comm_.name(), "GradientBuckets::wait",
-                all[r] % 2 ? buffer + " was marked ready twice this step by rank " + std::to_string(r)
-                           : buffer + " was not marked ready this step by rank " + std::to_string(r) +
+                all[r] % 2 ? buffer + " was marked ready twice this step by rank " + rank
+                           : buffer + " was not marked ready this step by rank " + rank +
                                  " (its bucket was reduced with what it held)");
   }
 }

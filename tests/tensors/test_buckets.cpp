@@ -128,6 +128,47 @@ TEST_F(Buckets, AnUnmarkedBufferOfAStreamingBucketEndsAtWait) {
   EXPECT_EQ(check[0], static_cast<float>(mpidist::world_size()));
 }
 
+// The loop's own collectives on the buckets' communicator, mid-step, while a streaming bucket waits
+// for its other buffers: they never queue behind it (the buckets reduce on a duplicate).
+TEST_F(Buckets, CollectivesMidStepDoNotWaitBehindAStreamingBucket) {
+  const int size = mpidist::world_size();
+  const auto comm = mpidist::world().split(0, mpidist::rank());
+  comm.set_timeout(std::chrono::seconds(20));  // a queue behind the bucket would end in an Error
+  std::vector<float> x(1000, 1.0f), y(1000, 2.0f);
+  GradientBuckets buckets(comm, {BufferView(std::span(x)), BufferView(std::span(y))}, {.op = ReduceOp::Sum});
+  ASSERT_EQ(buckets.bucket_count(), 1u);
+  for (int step = 0; step < 3; ++step) {
+    std::fill(x.begin(), x.end(), 1.0f), std::fill(y.begin(), y.end(), 2.0f);
+    buckets.mark_ready(0);
+    std::vector<double> loss{1.5};
+    mpidist::all_reduce(comm, std::span(loss));  // blocking, on comm
+    auto metric = mpidist::all_reduce_async(comm, std::span(loss), ReduceOp::Max);
+    metric.wait();
+    EXPECT_EQ(loss[0], 1.5 * size);
+    buckets.mark_ready(1);
+    buckets.wait();
+    for (const float v : x) ASSERT_EQ(v, static_cast<float>(size));
+    for (const float v : y) ASSERT_EQ(v, static_cast<float>(2 * size));
+  }
+}
+
+// Made and run by the main process alone: a group of one, nothing reduced, no communicator made
+// (which would be collective over every rank).
+TEST_F(Buckets, InsideAMainProcessContextAGroupOfOne) {
+  const float mine = static_cast<float>(mpidist::rank() + 1);
+  std::vector<float> x(1000, mine);
+  if (mpidist::is_main_process()) {
+    mpidist::MainProcessContext alone;
+    GradientBuckets buckets({BufferView(std::span(x))}, {.op = ReduceOp::Sum});
+    for (int step = 0; step < 2; ++step) {
+      buckets.mark_ready(0);
+      buckets.wait();
+    }
+  }
+  for (const float v : x) ASSERT_EQ(v, mine);
+  mpidist::barrier();
+}
+
 TEST_F(Buckets, NoSyncAccumulationEqualsSummingByHand) {
   const int size = mpidist::world_size();
   const int me = mpidist::rank();
