@@ -282,39 +282,60 @@ Group& group_for(const Communicator* comm, const char* operation) {
   return comm != nullptr ? group_of(*comm, operation) : world_group(operation);
 }
 
-// `blocking`: send or recv, which wait before returning (isend and irecv do not).
-std::unique_ptr<WorkState> start_one(const Communicator* comm, const char* operation, const BufferView& buffer,
-                                     int peer, int tag, bool receiving, Stream stream, bool blocking) {
-  Group& group = group_for(comm, operation);
+// The checks of one op (`blocking`: send or recv, which wait before returning; isend and irecv do
+// not). Returns whether it goes through NCCL.
+bool check_one(Group& group, const char* operation, const BufferView& buffer, int peer, int tag, bool receiving,
+               bool blocking) {
   check_op(group, operation, buffer, peer, tag, receiving, blocking && !receiving);
-  if (through_nccl(operation, buffer)) {
-    check_nccl_peer(group, operation, peer);
-    const DeviceMessage message{receiving, buffer.data(), buffer.count(), buffer.dtype(), peer};
-    if (blocking) {  // joins the open batch, if any, and goes now
-      auto work = defer(group, operation, message, stream);
-      launch_open_batch(group, operation);
-      return work;
-    }
-    return defer(group, operation, message, stream);
-  }
+  if (!through_nccl(operation, buffer)) return false;
+  check_nccl_peer(group, operation, peer);
+  return true;
+}
+
+// One op through NCCL: joins the open batch; a blocking one launches the batch now.
+std::unique_ptr<WorkState> start_on_device(Group& group, const char* operation, const BufferView& buffer, int peer,
+                                           bool receiving, Stream stream, bool blocking) {
+  const DeviceMessage message{receiving, buffer.data(), buffer.count(), buffer.dtype(), peer};
+  auto work = defer(group, operation, message, stream);
+  if (blocking) launch_open_batch(group, operation);
+  return work;
+}
+
+std::unique_ptr<WorkState> start_one(const Communicator* comm, const char* operation, const BufferView& buffer,
+                                     int peer, int tag, bool receiving, Stream stream) {
+  Group& group = group_for(comm, operation);
+  if (check_one(group, operation, buffer, peer, tag, receiving, false))
+    return start_on_device(group, operation, buffer, peer, receiving, stream, false);
   auto work = std::make_unique<P2PWork>(group, operation);
   work->add(peer, tag);
   naming_errors(group.name, [&] { work->start(0, work->stage(buffer, receiving, stream), receiving); });
   return work;
 }
 
+// A blocking op: through MPI its state lives on the stack (a call allocates nothing).
+Status run_blocking(const Communicator* comm, const char* operation, const BufferView& buffer, int peer, int tag,
+                    bool receiving, Stream stream) {
+  Group& group = group_for(comm, operation);
+  if (check_one(group, operation, buffer, peer, tag, receiving, true)) {
+    auto work = start_on_device(group, operation, buffer, peer, receiving, stream, true);
+    naming_errors(group.name, [&] { work->complete(); });
+    return Status{peer, tag};  // NCCL matches in order per peer, without tags: the message is the one from peer
+  }
+  P2PWork work(group, operation);
+  work.add(peer, tag);
+  naming_errors(group.name, [&] {
+    work.start(0, work.stage(buffer, receiving, stream), receiving);
+    work.complete();
+  });
+  return work.status();
+}
+
 void send_blocking(const Communicator* comm, const BufferView& buffer, int dest, int tag, Stream stream) {
-  Group& group = group_for(comm, "send");
-  auto work = start_one(comm, "send", buffer, dest, tag, false, stream, true);
-  naming_errors(group.name, [&] { work->complete(); });
+  run_blocking(comm, "send", buffer, dest, tag, false, stream);
 }
 
 Status recv_blocking(const Communicator* comm, const BufferView& buffer, int src, int tag, Stream stream) {
-  auto work = start_one(comm, "recv", buffer, src, tag, true, stream, true);
-  naming_errors(work->communicator(), [&] { work->complete(); });
-  // NCCL matches in order per peer, without tags: the message is the one from src.
-  if (auto* host = dynamic_cast<P2PWork*>(work.get())) return host->status();
-  return Status{src, tag};
+  return run_blocking(comm, "recv", buffer, src, tag, true, stream);
 }
 
 Work batch(const Communicator* comm, std::span<const P2POp> ops, Stream stream) {
@@ -384,16 +405,16 @@ Status recv(const Communicator& comm, BufferView buffer, int src, int tag, Strea
   return detail::recv_blocking(&comm, buffer, src, tag, stream);
 }
 Work isend(BufferView buffer, int dest, int tag, Stream stream) {
-  return Work(detail::start_one(nullptr, "isend", buffer, dest, tag, false, stream, false));
+  return Work(detail::start_one(nullptr, "isend", buffer, dest, tag, false, stream));
 }
 Work isend(const Communicator& comm, BufferView buffer, int dest, int tag, Stream stream) {
-  return Work(detail::start_one(&comm, "isend", buffer, dest, tag, false, stream, false));
+  return Work(detail::start_one(&comm, "isend", buffer, dest, tag, false, stream));
 }
 Work irecv(BufferView buffer, int src, int tag, Stream stream) {
-  return Work(detail::start_one(nullptr, "irecv", buffer, src, tag, true, stream, false));
+  return Work(detail::start_one(nullptr, "irecv", buffer, src, tag, true, stream));
 }
 Work irecv(const Communicator& comm, BufferView buffer, int src, int tag, Stream stream) {
-  return Work(detail::start_one(&comm, "irecv", buffer, src, tag, true, stream, false));
+  return Work(detail::start_one(&comm, "irecv", buffer, src, tag, true, stream));
 }
 Work batch_isend_irecv(std::span<const P2POp> ops, Stream stream) { return detail::batch(nullptr, ops, stream); }
 Work batch_isend_irecv(const Communicator& comm, std::span<const P2POp> ops, Stream stream) {
