@@ -1,6 +1,6 @@
 // call_cost: what one small call costs on top of the MPI call it ends in. Loops of a small
 // all_reduce (4 B and 1 KiB of float32, in place), an all_to_all of one float32 a rank (the uneven
-// collectives' front end) and an 8-byte ping-pong (send then recv; one-way time = half the round trip), mpidist against raw MPI on a duplicate of MPI_COMM_WORLD in the same
+// collectives' front end; equal blocks, and the split-count form with the same counts) and an 8-byte ping-pong (send then recv; one-way time = half the round trip), mpidist against raw MPI on a duplicate of MPI_COMM_WORLD in the same
 // run, the two loops interleaved rep by rep; medians of the reps and their ratio.
 //
 //   mpiexec -n 2 call_cost [--iters N] [--reps R] [--json]
@@ -23,7 +23,7 @@
 
 namespace {
 
-enum class Kind { AllReduce, AllToAll, PingPong };
+enum class Kind { AllReduce, AllToAll, AllToAllSplit, PingPong };
 
 struct Case {
   const char* name;
@@ -34,6 +34,8 @@ struct Case {
 constexpr Case cases[] = {{"all_reduce_4B", 1, Kind::AllReduce},
                           {"all_reduce_1KiB", 256, Kind::AllReduce},
                           {"all_to_all_4B", 1, Kind::AllToAll},
+                          {"all_to_all_split_4B", 1, Kind::AllToAllSplit},
+                          {"all_to_all_split_0B", 0, Kind::AllToAllSplit},
                           {"p2p_8B", 8, Kind::PingPong}};
 
 struct Loop {
@@ -43,12 +45,16 @@ struct Loop {
   std::vector<float> floats;  // all_reduce's buffer, all_to_all's in
   std::vector<float> out;     // all_to_all's out
   std::vector<std::uint8_t> bytes;
+  std::vector<std::size_t> counts;  // the split form's counts: `elements` for every rank
+  std::vector<int> mpi_counts, mpi_displs;
 };
 
 // One call (or, for the ping-pong, one round trip) of each side.
 void mpidist_call(Loop& l) {
   if (l.c.kind == Kind::AllReduce) return mpidist::all_reduce(std::span<float>(l.floats));
   if (l.c.kind == Kind::AllToAll) return mpidist::all_to_all(std::span<const float>(l.floats), std::span<float>(l.out));
+  if (l.c.kind == Kind::AllToAllSplit)
+    return mpidist::all_to_all(std::span<const float>(l.floats), l.counts, std::span<float>(l.out), l.counts);
   auto view = std::span<std::uint8_t>(l.bytes);
   if (l.rank == 0) {
     mpidist::send(view, 1);
@@ -65,6 +71,11 @@ void raw_call(Loop& l) {
   }
   if (l.c.kind == Kind::AllToAll) {
     MPI_Alltoall(l.floats.data(), l.c.elements, MPI_FLOAT, l.out.data(), l.c.elements, MPI_FLOAT, l.raw);
+    return;
+  }
+  if (l.c.kind == Kind::AllToAllSplit) {
+    MPI_Alltoallv(l.floats.data(), l.mpi_counts.data(), l.mpi_displs.data(), MPI_FLOAT, l.out.data(),
+                  l.mpi_counts.data(), l.mpi_displs.data(), MPI_FLOAT, l.raw);
     return;
   }
   const int n = l.c.elements;
@@ -138,9 +149,15 @@ int main(int argc, char** argv) {
     if (only != nullptr && std::strcmp(only, c.name) != 0) continue;
     const bool ping_pong = c.kind == Kind::PingPong;
     if (ping_pong && size < 2) continue;  // a blocking send to oneself is an Error
-    const std::size_t floats = ping_pong ? 0 : static_cast<std::size_t>(c.elements) * (c.kind == Kind::AllToAll ? size : 1);
-    Loop l{c, raw, rank, std::vector<float>(floats, 1.0f), std::vector<float>(c.kind == Kind::AllToAll ? floats : 0),
-           std::vector<std::uint8_t>(c.elements, 1)};
+    const bool to_all = c.kind == Kind::AllToAll || c.kind == Kind::AllToAllSplit;
+    const std::size_t floats = ping_pong ? 0 : static_cast<std::size_t>(c.elements) * (to_all ? size : 1);
+    Loop l{c, raw, rank, std::vector<float>(floats, 1.0f), std::vector<float>(to_all ? floats : 0),
+           std::vector<std::uint8_t>(c.elements, 1), {}, {}, {}};
+    for (int r = 0; to_all && r < size; ++r) {
+      l.counts.push_back(static_cast<std::size_t>(c.elements));
+      l.mpi_counts.push_back(c.elements);
+      l.mpi_displs.push_back(r * c.elements);
+    }
     if (only != nullptr) {  // one loop, for callgrind
       if (side != nullptr && std::strcmp(side, "raw") == 0) run_raw(l, iters);
       else run_mpidist(l, iters);
@@ -157,9 +174,9 @@ int main(int argc, char** argv) {
       std::fill(l.floats.begin(), l.floats.end(), 1.0f);
       mpidist::all_reduce(std::span<float>(l.floats));
       for (float v : l.floats) wrong |= v != static_cast<float>(size);
-    } else if (c.kind == Kind::AllToAll) {  // block i of out is rank i's
+    } else if (to_all) {  // block i of out is rank i's
       for (std::size_t i = 0; i < l.floats.size(); ++i) l.floats[i] = static_cast<float>(rank);
-      mpidist::all_to_all(std::span<const float>(l.floats), std::span<float>(l.out));
+      mpidist_call(l);
       for (std::size_t i = 0; i < l.out.size(); ++i) wrong |= l.out[i] != static_cast<float>(i / c.elements);
     }
     const double a = median(ours), b = median(theirs);

@@ -13,7 +13,8 @@ namespace mpidist::detail {
 
 class RankCounts {
  public:
-  RankCounts() = default;
+  // Leaves the inline room unwritten (only [0, size) is ever read): a call's exchange holds four.
+  RankCounts() noexcept {}
   RankCounts(std::size_t n, std::size_t value) { assign(n, value); }
   template <class It>
   RankCounts(It first, It last) {
@@ -39,6 +40,9 @@ class RankCounts {
     resize(static_cast<std::size_t>(std::distance(first, last)));
     std::copy(first, last, begin());
   }
+
+  /// Room for n values, left unset: for a caller that writes every one.
+  void resize_for_overwrite(std::size_t n) { resize(n); }
 
   std::size_t size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
@@ -68,7 +72,7 @@ class RankCounts {
     other.size_ = 0;
   }
 
-  std::size_t inline_[inline_capacity]{};
+  std::size_t inline_[inline_capacity];
   std::unique_ptr<std::size_t[]> heap_;
   std::size_t capacity_ = 0;
   std::size_t size_ = 0;

@@ -5,6 +5,10 @@
 // headers, so ranks that send different amounts (all_to_all's splits) still take the same steps.
 // The first step's headers also carry each rank's total: above `mpi_from_bytes` the ranks switch
 // to MPI together, at the cost of one flag round instead of a vote.
+// A step whose header and pieces fit the sender's control line (`Segment::inline_bytes`) goes
+// there instead, beside the flag: a reader then pulls one cache line from the sender instead of
+// three (flag, header, data). The sender alone decides, step by step; the line's first byte tells
+// every reader which form it took, so ranks that send different amounts may mix the two.
 #include "shm/exchange.hpp"
 
 #include <algorithm>
@@ -50,6 +54,45 @@ Header header_of(const Segment& seg, int rank, std::uint64_t step) {
   return Header{reinterpret_cast<std::uint64_t*>(seg.half(rank, step))};
 }
 
+// The in-line form of a step, in the sender's control line: byte 0 the form, then a byte per rank
+// with the length of its piece, then the pieces in rank order (a shared block once, for all).
+enum Form : unsigned char { InHalf = 0, InLine = 1, InLineShared = 2 };
+
+struct Line {
+  const unsigned char* bytes;
+  Form form() const { return static_cast<Form>(bytes[0]); }
+  std::size_t length(std::size_t rank) const { return bytes[1 + rank]; }
+  // Where rank `to`'s piece starts, of a group of `n`.
+  std::size_t offset(std::size_t to, std::size_t n) const {
+    std::size_t at = 1 + n;
+    if (form() == InLine)
+      for (std::size_t j = 0; j < to; ++j) at += bytes[1 + j];
+    return at;
+  }
+};
+
+Line line_of(const Segment& seg, int rank, std::uint64_t step) {
+  return Line{reinterpret_cast<const unsigned char*>(seg.line_data(rank, step))};
+}
+
+// Whether a step that sends `bytes` (a shared block counted once) fits a control line in `size`
+// ranks' in-line form.
+bool fits_line(std::size_t bytes, int size) {
+  return 1 + static_cast<std::size_t>(size) + bytes <= Segment::inline_bytes;
+}
+
+// Rank r's total and whether it has more after `step`, from whichever form its step took.
+std::uint64_t total_of(const Segment& seg, int r, std::uint64_t step, int size) {
+  const Line line = line_of(seg, r, step);
+  if (line.form() == InHalf) return header_of(seg, r, step).total();
+  std::uint64_t total = 0;  // everything it sends is in this step
+  for (std::size_t j = 0; j < static_cast<std::size_t>(size); ++j) total += line.length(j);
+  return total;
+}
+bool more_of(const Segment& seg, int r, std::uint64_t step) {
+  return line_of(seg, r, step).form() == InHalf && header_of(seg, r, step).more() != 0;
+}
+
 // Whether every block this rank sends is the same bytes (all_gather_v: its `in`, to every rank):
 // then each piece is written once and every destination's slot points at it.
 bool one_block_for_all(const mpi::Exchange& e) {
@@ -86,6 +129,14 @@ class Steps {
   // Starts a step: this rank's next pieces and its header, posted. Returns the step.
   std::uint64_t write(bool hold_back) {
     const std::uint64_t step = seg_.begin_step(operation_);
+    auto* line = reinterpret_cast<unsigned char*>(seg_.line_data(e_.rank, step));
+    // Held back, the header must carry the total (the switch to MPI): only the half has room.
+    if (!hold_back && fits_line(left(), e_.size)) {
+      write_line(line);
+      seg_.post(Segment::posted(step));
+      return step;
+    }
+    line[0] = InHalf;
     const Header mine = header_of(seg_, e_.rank, step);
     std::byte* half = seg_.half(e_.rank, step);
     const auto* in = static_cast<const std::byte*>(e_.in);
@@ -108,6 +159,7 @@ class Steps {
       }
       mine.length(j) = length;
       sent_[j] += length;
+      sent_total_ += length;
       more = more || (j != me_ && sent_[j] < to(j));
     }
     mine.total() = total_;
@@ -121,11 +173,20 @@ class Steps {
   // fit is counted, not copied.
   void read(int r, std::uint64_t step) {
     const auto i = static_cast<std::size_t>(r);
-    const Header theirs = header_of(seg_, r, step);
-    const std::size_t length = theirs.length(me_);
-    if (got_[i] < from(i))
-      std::memcpy(static_cast<std::byte*>(e_.out) + e_.recv_displs[i] * element_ + got_[i],
-                  seg_.half(r, step) + theirs.offset(me_), std::min(length, from(i) - got_[i]));
+    const Line line = line_of(seg_, r, step);
+    std::size_t length = 0;
+    const std::byte* piece = nullptr;
+    if (line.form() == InHalf) {
+      const Header theirs = header_of(seg_, r, step);
+      length = theirs.length(me_);
+      piece = seg_.half(r, step) + theirs.offset(me_);
+    } else {
+      length = line.length(me_);
+      piece = reinterpret_cast<const std::byte*>(line.bytes) + line.offset(me_, n_);
+    }
+    if (got_[i] < from(i) && length > 0)
+      std::memcpy(static_cast<std::byte*>(e_.out) + e_.recv_displs[i] * element_ + got_[i], piece,
+                  std::min(length, from(i) - got_[i]));
     got_[i] += length;
   }
   bool expects_more(int r) const { return got_[static_cast<std::size_t>(r)] < from(static_cast<std::size_t>(r)); }
@@ -149,6 +210,32 @@ class Steps {
 
  private:
   std::size_t to(std::size_t j) const { return e_.send_counts[j] * element_; }
+
+  // The bytes this rank still has to write: a shared block's once.
+  std::size_t left() const {
+    if (!shared_) return total_ - sent_total_;
+    const std::size_t other = me_ == 0 ? 1 : 0;  // every destination's block is the same
+    return to(other) - sent_[other];
+  }
+
+  // The step's pieces in the control line (they fit: fits_line(left())), all that is left.
+  void write_line(unsigned char* line) {
+    const auto* in = static_cast<const std::byte*>(e_.in);
+    line[0] = shared_ ? InLineShared : InLine;
+    std::size_t at = 1 + n_;
+    for (std::size_t j = 0; j < n_; ++j) {
+      const std::size_t length = j == me_ ? 0 : to(j) - sent_[j];
+      line[1 + j] = static_cast<unsigned char>(length);
+      // A shared block is copied once, at the start of the pieces; every length says how long.
+      if (length > 0 && (!shared_ || at == 1 + n_)) {
+        std::memcpy(line + at, in + e_.send_displs[j] * element_ + sent_[j], length);
+        at += length;
+      }
+      sent_[j] += length;
+      sent_total_ += length;
+    }
+  }
+
   std::size_t from(std::size_t i) const { return e_.recv_counts[i] * element_; }
 
   Segment& seg_;
@@ -157,7 +244,7 @@ class Steps {
   std::size_t n_, me_, element_;
   bool shared_;
   std::size_t start_;
-  std::size_t total_ = 0;
+  std::size_t total_ = 0, sent_total_ = 0;  // bytes for the others: all, and written so far
   mpi::Counts sent_, got_;
 };
 
@@ -225,9 +312,8 @@ void exchange(const mpi::Exchange& e, const char* operation) {
     seg.wait(Segment::posted(step), operation);
     bool anyone_more = false, to_mpi = false;
     for (int r = 0; r < e.size; ++r) {
-      const Header theirs = header_of(seg, r, step);
-      anyone_more = anyone_more || theirs.more() != 0;
-      to_mpi = to_mpi || (first && theirs.total() > mpi_from_bytes);
+      anyone_more = anyone_more || more_of(seg, r, step);
+      to_mpi = to_mpi || (first && total_of(seg, r, step, e.size) > mpi_from_bytes);
     }
     if (to_mpi) return mpi::exchange(e);  // every rank read the same totals
     if (first) steps.copy_own_block();

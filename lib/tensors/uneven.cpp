@@ -43,10 +43,11 @@ std::string list(Counts counts) {
   return text + "]";
 }
 
-mpi::Counts offsets(const mpi::Counts& counts) {
-  mpi::Counts at(counts.size(), 0);
-  for (std::size_t i = 1; i < counts.size(); ++i) at[i] = at[i - 1] + counts[i - 1];
-  return at;
+// at[i]: the sum of counts[0..i), block i's offset when the blocks lie one after the other.
+void offsets(const mpi::Counts& counts, mpi::Counts& at) {
+  at.resize_for_overwrite(counts.size());
+  std::size_t sum = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) at[i] = sum, sum += counts[i];
 }
 
 std::size_t sum(Counts counts) { return std::accumulate(counts.begin(), counts.end(), std::size_t{0}); }
@@ -109,17 +110,24 @@ std::size_t shared_count(const Request& r, int size) {
   }
 }
 
-// This rank's own checks, and its side of the exchange. Throws the local Error.
-mpi::Exchange describe(const Request& r, Group& group, int size, int rank) {
+// This rank's own checks, and its side of the exchange, written into `e` (filled in place: a
+// small call's front end is a good part of its cost). Throws the local Error.
+void describe(const Request& r, Group& group, int size, int rank, mpi::Exchange& e) {
   const char* name = r.name;
   if (r.in.dtype() != r.out.dtype())
     throw Error(name, "in has element type " + std::string(to_string(r.in.dtype())) + " but out has " +
                           std::string(to_string(r.out.dtype())));
   const auto n = static_cast<std::size_t>(size);
   const auto me = static_cast<std::size_t>(rank);
-  mpi::Exchange e{r.shape, &group, r.in.data(), r.out.data(), r.in.dtype(), r.root, rank, size,
-                  mpi::Counts(n, 0), {}, mpi::Counts(n, 0), {}};
-  const auto want_out = [&](std::size_t expected, const std::string& rule) {
+  e.shape = r.shape;
+  e.group = &group;
+  e.in = r.in.data();
+  e.out = r.out.data();
+  e.dtype = r.in.dtype();
+  e.root = r.root;
+  e.rank = rank;
+  e.size = size;
+  const auto want_out = [&](std::size_t expected, const char* rule) {
     if (r.out.count() != expected)
       throw Error(name, "out has " + std::to_string(r.out.count()) + " elements but must have " +
                             std::to_string(expected) + " (" + rule + ")");
@@ -172,8 +180,9 @@ mpi::Exchange describe(const Request& r, Group& group, int size, int rank) {
     case Shape::Gather: {
       check_root();
       if (rank == r.root) want_out(r.in.count() * n, "world size x in's count");
+      e.send_counts.assign(n, 0);
       e.send_counts[static_cast<std::size_t>(r.root)] = r.in.count();
-      if (rank == r.root) e.recv_counts.assign(n, r.in.count());
+      e.recv_counts.assign(n, rank == r.root ? r.in.count() : 0);
       break;
     }
     case Shape::Scatter: {
@@ -181,14 +190,16 @@ mpi::Exchange describe(const Request& r, Group& group, int size, int rank) {
       if (rank == r.root && r.in.count() != r.out.count() * n)
         throw Error(name, "in has " + std::to_string(r.in.count()) + " elements but must have " +
                               std::to_string(r.out.count() * n) + " (world size x out's count)");
-      if (rank == r.root) e.send_counts.assign(n, r.out.count());
+      e.send_counts.assign(n, rank == r.root ? r.out.count() : 0);
+      e.recv_counts.assign(n, 0);
       e.recv_counts[static_cast<std::size_t>(r.root)] = r.out.count();
       break;
     }
   }
   // All blocks are one shape everywhere: block i's offset is the sum of those before it.
-  e.send_displs = r.shape == Shape::AllGatherV ? mpi::Counts(n, 0) : offsets(e.send_counts);
-  e.recv_displs = offsets(e.recv_counts);
+  if (r.shape == Shape::AllGatherV) e.send_displs.assign(n, 0);
+  else offsets(e.send_counts, e.send_displs);
+  offsets(e.recv_counts, e.recv_displs);
   // Separate buffers only: MPI forbids aliasing, and no in-place layout is defined for these.
   const auto* in_begin = static_cast<const std::byte*>(r.in.data());
   const auto* out_begin = static_cast<const std::byte*>(r.out.data());
@@ -197,7 +208,6 @@ mpi::Exchange describe(const Request& r, Group& group, int size, int rank) {
       out_begin < in_begin + in_bytes)
     throw Error(name, "in and out overlap; " + std::string(name) + " takes separate buffers");
   device_of(r, rank);  // the memory checks, after the shape's (which name the counts)
-  return e;
 }
 
 // MPIDIST_VALIDATE: the ranks agree on the element type, the root, the memory and the shared
@@ -281,7 +291,8 @@ bool alone(const Group& group) { return MainProcessContext::depth() > 0 || group
 
 // Inside a MainProcessContext, or in a world of one: this rank's own block, copied.
 void run_alone(Group& group, const Request& r) {
-  const mpi::Exchange e = naming_errors(group.name, [&] { return describe(r, group, 1, 0); });
+  mpi::Exchange e{};
+  naming_errors(group.name, [&] { describe(r, group, 1, 0, e); });
   if (const int device = device_of(r, 0); device >= 0)
     naming_errors(group.name, [&] { copy_own_block(e, device, r.stream, r.name); });
   else if (e.recv_counts[0] > 0)
@@ -301,7 +312,7 @@ struct Prepared {
 // memory only); the agreement then also compares every rank's memory.
 Prepared prepare(Group& group, const Request& r, const Fingerprint& fp) {
   Prepared p;
-  const auto local = capture([&] { p.e = describe(r, group, group.topology.size, group.topology.rank); });
+  const auto local = capture([&] { describe(r, group, group.topology.size, group.topology.rank, p.e); });
   naming_errors(group.name, [&] {
     p.device = device_path(group, r);
     if (settings(r.name).validates(p.device)) p.device = agree(group, fp, r, local ? nullptr : &p.e, local);

@@ -152,6 +152,84 @@ TEST_F(Uneven, BlocksLargerThanOneStep) {
   equal_blocks(mpidist::world(), 3);  // and the ranks are still in step
 }
 
+// The byte x of the block that rank `from` sends rank `to`.
+std::uint8_t byte_value(int from, int to, std::size_t x) { return static_cast<std::uint8_t>(from * 53 + to * 17 + x * 3 + 1); }
+
+// Rank i sends rank j count(i, j) bytes, all_to_all's split form.
+template <class F>
+void uneven_bytes(const Communicator& comm, F count) {
+  const int me = comm.rank(), n = comm.size();
+  Counts send(static_cast<std::size_t>(n)), recv(static_cast<std::size_t>(n));
+  std::vector<std::uint8_t> values;
+  for (int j = 0; j < n; ++j) {
+    send[static_cast<std::size_t>(j)] = count(me, j);
+    recv[static_cast<std::size_t>(j)] = count(j, me);
+    for (std::size_t x = 0; x < count(me, j); ++x) values.push_back(byte_value(me, j, x));
+  }
+  TestBuffer<std::uint8_t> in(values), result(std::vector<std::uint8_t>(std::accumulate(recv.begin(), recv.end(), std::size_t{0}), 0));
+  mpidist::all_to_all(comm, in.view(), send, result.view(), recv);
+  const auto out = result.read();
+  std::size_t at = 0;
+  for (int i = 0; i < n; ++i)
+    for (std::size_t x = 0; x < recv[static_cast<std::size_t>(i)]; ++x)
+      ASSERT_EQ(out[at++], byte_value(i, me, x)) << "from rank " << i << ", byte " << x;
+}
+
+// Every shape at every size around a control line's 56 payload bytes: a step whose header (a byte
+// for its form, one per rank) and pieces fit goes in the sender's control line, one byte more in
+// its half; the two forms meet when ranks send different amounts.
+TEST_F(Uneven, SmallMessagesAroundTheControlLine) {
+  const Communicator world = mpidist::world();
+  const int me = world.rank(), n = world.size();
+  const auto ranks = static_cast<std::size_t>(n);
+  for (std::size_t k = 0; k <= 64; ++k) {
+    SCOPED_TRACE("k = " + std::to_string(k));
+    // Equal blocks: (n - 1) k bytes from every rank.
+    uneven_bytes(world, [k](int, int) { return k; });
+    std::vector<std::uint8_t> blocks;
+    for (int j = 0; j < n; ++j)
+      for (std::size_t x = 0; x < k; ++x) blocks.push_back(byte_value(me, j, x));
+    TestBuffer<std::uint8_t> in(blocks), out(std::vector<std::uint8_t>(blocks.size(), 0));
+    mpidist::all_to_all(world, in.view(), out.view());
+    const auto got = out.read();
+    for (int i = 0; i < n; ++i)
+      for (std::size_t x = 0; x < k; ++x) ASSERT_EQ(got[static_cast<std::size_t>(i) * k + x], byte_value(i, me, x));
+    // Ranks that send different amounts (some in line, some in their half), and one rank
+    // receiving everything.
+    uneven_bytes(world, [k](int i, int j) { return (k + static_cast<std::size_t>(i) * 5 + static_cast<std::size_t>(j)) % 61; });
+    uneven_bytes(world, [k, n](int, int j) { return j == n - 1 ? k : std::size_t{0}; });
+    // all_gather_v: rank r contributes k + r bytes (one copy in line for all).
+    Counts counts(ranks);
+    for (std::size_t r = 0; r < ranks; ++r) counts[r] = k + r;
+    std::vector<std::uint8_t> mine(counts[static_cast<std::size_t>(me)]);
+    for (std::size_t x = 0; x < mine.size(); ++x) mine[x] = byte_value(me, 0, x);
+    TestBuffer<std::uint8_t> mine_buffer(mine), all(std::vector<std::uint8_t>(std::accumulate(counts.begin(), counts.end(), std::size_t{0}), 0));
+    mpidist::all_gather_v(world, mine_buffer.view(), all.view(), counts);
+    const auto everyone = all.read();
+    std::size_t at = 0;
+    for (int r = 0; r < n; ++r)
+      for (std::size_t x = 0; x < counts[static_cast<std::size_t>(r)]; ++x) ASSERT_EQ(everyone[at++], byte_value(r, 0, x));
+    // gather and scatter of k bytes a rank, rooted at the last rank.
+    const int root = n - 1;
+    std::vector<std::uint8_t> to_root(k), from_root;
+    for (std::size_t x = 0; x < k; ++x) to_root[x] = byte_value(me, root, x);
+    if (me == root)
+      for (int r = 0; r < n; ++r)
+        for (std::size_t x = 0; x < k; ++x) from_root.push_back(byte_value(root, r, x));
+    TestBuffer<std::uint8_t> block(to_root), at_root(std::vector<std::uint8_t>(me == root ? k * ranks : 0, 0));
+    mpidist::gather(world, block.view(), at_root.view(), root);
+    if (me == root) {
+      const auto gathered = at_root.read();
+      for (int r = 0; r < n; ++r)
+        for (std::size_t x = 0; x < k; ++x) ASSERT_EQ(gathered[static_cast<std::size_t>(r) * k + x], byte_value(r, root, x));
+    }
+    TestBuffer<std::uint8_t> source(from_root), piece(std::vector<std::uint8_t>(k, 0));
+    mpidist::scatter(world, source.view(), piece.view(), root);
+    const auto mine_of_it = piece.read();
+    for (std::size_t x = 0; x < k; ++x) ASSERT_EQ(mine_of_it[x], byte_value(root, me, x));
+  }
+}
+
 // Unchecked (no MPIDIST_VALIDATE=1), a receiver whose recv_counts differ from what its sender sends
 // gets an Error naming both, and nothing is written past its block. As after any Error raised on
 // one rank alone, its communicator is broken there (a fresh one each). Through the node's segment
@@ -165,7 +243,9 @@ TEST_F(Uneven, UncheckedCountMismatchIsAnErrorOnTheReceiver) {
                        (host_path == nullptr || std::string(host_path) != "mpi");
   const int me = mpidist::rank();
   const auto n = static_cast<std::size_t>(mpidist::world_size());
-  for (const std::size_t sent : segment ? std::vector<std::size_t>{3, 1} : std::vector<std::size_t>{1}) {
+  // Through the segment: more and fewer elements in the sender's control line (8 or 12 bytes to
+  // rank 1), and more in its half (120 bytes, past the line) against 8 expected.
+  for (const std::size_t sent : segment ? std::vector<std::size_t>{3, 1, 30} : std::vector<std::size_t>{1}) {
     const Communicator comm = mpidist::world().split(0, me);
     Counts send(n, 2), recv(n, 2);
     if (me == 0) send[1] = sent;
