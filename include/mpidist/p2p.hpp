@@ -1,4 +1,4 @@
-// Point-to-point messages of tensors (host memory): send, recv, isend, irecv and
+// Point-to-point messages of tensors (host or device memory): send, recv, isend, irecv and
 // batch_isend_irecv, as torch.distributed's. Peers are ranks within the communicator's group.
 #pragma once
 
@@ -29,12 +29,15 @@ int max_tag();
 
 // Rules, for every call below (each is an Error at once, on this rank only, before anything moves):
 // a peer outside [0, size), a negative tag or one above max_tag(), a blocking send to this rank
-// (use isend or batch_isend_irecv), device memory (not supported yet), and, inside a
-// MainProcessContext, any message at all. A message carries its element count and type: a
+// (use isend or batch_isend_irecv), a device receive from any_source (NCCL names its peer), and,
+// inside a MainProcessContext, any message at all. A message carries its element count and type: a
 // receive whose buffer holds another count or type is an Error naming both, and the buffer's
 // contents are then unspecified (nothing past it is written). Messages between two ranks on one
 // tag arrive in the order sent. Payloads of any size (past INT_MAX elements or bytes too) go as
-// one message.
+// one message. Device memory goes through NCCL (grouped ncclSend/ncclRecv; the stream as for the
+// collectives), or staged through MPI. NCCL has no tags and no header: device messages between
+// two ranks match in the order sent, whatever their tags, and a count or type that differs between
+// sender and receiver ends in the timeout's Error, not in one naming both counts.
 
 /// Sends `buffer` to rank `dest` with `tag`; returns when `buffer` may be reused.
 void send(BufferView buffer, int dest, int tag = 0, Stream stream = nullptr);
