@@ -112,6 +112,10 @@ class GradientBuckets {
   void agree_on_buffers();
   void launch_ready();
   void launch(std::size_t bucket);
+  // One past the bucket's last buffer.
+  std::size_t end_of(std::size_t bucket) const noexcept {
+    return bucket + 1 < first_.size() ? first_[bucket + 1] : buffers_.size();
+  }
   bool started_early(std::size_t bucket) const;
   // On the lane: returns once buffers [from, to] are marked (or released by wait()), moving `from`
   // past them; an Error after `timeout` (zero: none).

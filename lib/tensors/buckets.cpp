@@ -55,7 +55,7 @@ GradientBuckets::GradientBuckets(const Communicator& comm, std::vector<BufferVie
   marks_.assign(buffers_.size(), 0);
   remaining_.resize(first_.size());
   for (std::size_t b = 0; b < first_.size(); ++b)
-    remaining_[b] = (b + 1 < first_.size() ? first_[b + 1] : buffers_.size()) - first_[b];
+    remaining_[b] = end_of(b) - first_[b];
   works_.reserve(first_.size());
   ready_ = std::make_unique<bool[]>(buffers_.size());
   step_.buckets.resize(first_.size());
@@ -161,7 +161,7 @@ void GradientBuckets::launch_ready() {
 
 bool GradientBuckets::started_early(std::size_t bucket) const {
   if (!options_.stream) return false;
-  const std::size_t end = bucket + 1 < first_.size() ? first_[bucket + 1] : buffers_.size();
+  const std::size_t end = end_of(bucket);
   if (remaining_[bucket] == end - first_[bucket]) return false;  // nothing marked yet
   // Only where the lane runs the step: a step run at issue would wait for marks on this thread.
   const std::span<const BufferView> views(buffers_.data() + first_[bucket], end - first_[bucket]);
@@ -191,7 +191,7 @@ void GradientBuckets::release_all() {
 }
 
 void GradientBuckets::launch(std::size_t bucket) {
-  const std::size_t end = bucket + 1 < first_.size() ? first_[bucket + 1] : buffers_.size();
+  const std::size_t end = end_of(bucket);
   const std::span<const BufferView> views(buffers_.data() + first_[bucket], end - first_[bucket]);
   auto& times = step_.buckets[bucket];
   times.launched = now();
@@ -250,7 +250,7 @@ void GradientBuckets::wait() {
     std::fill(ready_.get(), ready_.get() + buffers_.size(), false);
   }
   for (std::size_t b = 0; b < first_.size(); ++b)
-    remaining_[b] = (b + 1 < first_.size() ? first_[b + 1] : buffers_.size()) - first_[b];
+    remaining_[b] = end_of(b) - first_[b];
   next_ = 0;
   problem_ = -1;
   if (step_failed) std::rethrow_exception(step_failed);

@@ -39,6 +39,12 @@
 namespace mpidist::detail {
 namespace {
 
+// The device of a list's first non-empty buffer (-1: host memory, or no elements at all).
+int device_of_list(std::span<const BufferView> buffers) {
+  const auto non_empty = std::find_if(buffers.begin(), buffers.end(), [](const BufferView& b) { return b.count() > 0; });
+  return non_empty == buffers.end() ? -1 : non_empty->device();
+}
+
 // What the ranks agree on, as the fields of the list's CallRecord.
 constexpr std::array<std::pair<CallRecord::Field, const char*>, 5> compared{
     {{CallRecord::Count, "number of buffers"},
@@ -204,8 +210,7 @@ void prepare_list(Group& group, const char* name, List& list, ReduceOp op, Strea
   const auto local = capture([&] { check_list(group, name, list, op, stream, size, rank); });
   // Whether to agree first depends on the memory of the first non-empty buffer, known whether or
   // not this rank's checks failed, so every rank with the same list decides alike.
-  const auto non_empty = std::find_if(list.buffers.begin(), list.buffers.end(), [](const BufferView& b) { return b.count() > 0; });
-  const int device = non_empty == list.buffers.end() ? -1 : non_empty->device();
+  const int device = device_of_list(list.buffers);
   naming_errors(group.name, [&] {
     if (size > 1 && settings(name).validates(device >= 0)) agree_on_list(group, name, list.buffers, list, op, local);
     else if (size > 1 && local) vote_on_local_failure(group, fingerprint_of(name, list.buffers, op), local);
@@ -233,12 +238,10 @@ bool host_list_in_segment(Group& group, const char* name, int size, int rank) {
 }  // namespace
 
 bool all_reduce_many_on_lane(Group& group, std::span<const BufferView> buffers) {
-  if (MainProcessContext::depth() > 0 || group.topology.size < 2) return false;
-  const auto non_empty = std::find_if(buffers.begin(), buffers.end(), [](const BufferView& b) { return b.count() > 0; });
-  if (non_empty != buffers.end() && non_empty->device() >= 0) return false;
-  const Context* ctx = context_if_initialized();
-  const bool multiple = ctx != nullptr && ctx->thread_level == MPI_THREAD_MULTIPLE;
-  return multiple || host_list_in_segment(group, "all_reduce_many", group.topology.size, group.topology.rank);
+  if (MainProcessContext::depth() > 0) return false;
+  const int device = device_of_list(buffers);
+  const int size = group.topology.size, rank = group.topology.rank;
+  return lane_may_run(group, device < 0 && host_list_in_segment(group, "all_reduce_many", size, rank), device);
 }
 
 void all_reduce_many(Group& group, const char* name, std::span<const BufferView> buffers, ReduceOp op, Stream stream) {
@@ -275,9 +278,7 @@ Work all_reduce_many_async(Group& group, const char* name, std::span<const Buffe
       if (!calls.empty()) return start_step(group, ticket, *list.transport, calls);
     }
     const bool in_segment = list.device < 0 && host_list_in_segment(group, name, size, rank);
-    const Context* ctx = context_if_initialized();
-    const bool multiple = ctx != nullptr && ctx->thread_level == MPI_THREAD_MULTIPLE;
-    if (list.device >= 0 || size < 2 || !(in_segment || multiple)) {
+    if (!lane_may_run(group, in_segment, list.device)) {
       drain(group);
       if (gate && !list.buffers.empty()) gate(list.buffers.size() - 1);  // GradientBuckets never gets here unfilled
       timed([&] { run_list(group, name, list, op, stream, size, rank); });
