@@ -9,6 +9,9 @@
 // there instead, beside the flag: a reader then pulls one cache line from the sender instead of
 // three (flag, header, data). The sender alone decides, step by step; the line's first byte tells
 // every reader which form it took, so ranks that send different amounts may mix the two.
+// In all_to_all's splits on a job with a GPU, the first step's line may instead carry a rank's
+// vote (exchange_split): it holds device memory, or failed its own checks (its Error's text in its
+// half). Every rank reads every line of that step, so all of them leave the exchange alike.
 #include "shm/exchange.hpp"
 
 #include <algorithm>
@@ -56,7 +59,8 @@ Header header_of(const Segment& seg, int rank, std::uint64_t step) {
 
 // The in-line form of a step, in the sender's control line: byte 0 the form, then a byte per rank
 // with the length of its piece, then the pieces in rank order (a shared block once, for all).
-enum Form : unsigned char { InHalf = 0, InLine = 1, InLineShared = 2 };
+// A Vote line carries a rank's Standing in byte 1 and no pieces.
+enum Form : unsigned char { InHalf = 0, InLine = 1, InLineShared = 2, Vote = 3 };
 
 struct Line {
   const unsigned char* bytes;
@@ -286,40 +290,101 @@ bool exchange_without_mpi(const mpi::Exchange& e, const char* operation) {
          !known_plan(e).to_mpi;
 }
 
-void exchange(const mpi::Exchange& e, const char* operation) {
-  Segment& seg = segment(*e.group, operation);
-  Steps steps(seg, e, operation);
-  if (e.shape != mpi::Exchange::Shape::AllToAllV) {
-    // Every rank knows the plan: no call moves nothing through the segment, and a rank waits only
-    // for the ranks it receives from (scatter's root and gather's others for none).
-    const Plan plan = known_plan(e);
-    if (plan.to_mpi) return mpi::exchange(e);
-    steps.copy_own_block();
-    for (std::size_t k = 0; k < plan.steps; ++k) {
-      const std::uint64_t step = steps.write(false);
-      for (int r = 0; r < e.size; ++r)
-        if (r != e.rank && steps.expects_more(r)) {
-          seg.wait(Segment::posted(step), operation, r);
-          steps.read(r, step);
-        }
+namespace {
+
+// The votes in the first step's lines, read alike by every rank: a failure first, then device memory.
+Split votes_of(const Segment& seg, std::uint64_t step, int size) {
+  Split split;
+  bool device = false;
+  for (int r = 0; r < size; ++r) {
+    const Line line = line_of(seg, r, step);
+    if (line.form() != Vote) continue;
+    if (static_cast<Standing>(line.bytes[1]) == Standing::Device) {
+      device = true;
+    } else if (split.failed++ == 0) {
+      const std::byte* half = seg.half(r, step);
+      std::uint64_t length = 0;
+      std::memcpy(&length, half, sizeof length);
+      split.first_failed = r;
+      split.failure.assign(reinterpret_cast<const char*>(half + sizeof length), length);
     }
-    return steps.check_counts();
   }
-  // all_to_all's splits: the headers say who has more, and in the first step each rank's total.
+  split.kind = split.failed > 0 ? Split::Failed : device ? Split::OnDevice : Split::Exchanged;
+  return split;
+}
+
+// A rank's vote, alone in its step: its standing in its line, a failure's text in its half.
+std::uint64_t write_vote(Segment& seg, int rank, Standing mine, std::string_view failure, const char* operation) {
+  const std::uint64_t step = seg.begin_step(operation);
+  auto* line = reinterpret_cast<unsigned char*>(seg.line_data(rank, step));
+  line[0] = Vote;
+  line[1] = static_cast<unsigned char>(mine);
+  if (mine == Standing::Failed) {
+    const std::uint64_t length = std::min<std::size_t>(failure.size(), Segment::half_bytes - sizeof length);
+    std::memcpy(seg.half(rank, step), &length, sizeof length);
+    std::memcpy(seg.half(rank, step) + sizeof length, failure.data(), length);
+  }
+  seg.post(Segment::posted(step));
+  return step;
+}
+
+}  // namespace
+
+Split exchange_split(Group& group, const mpi::Exchange* e, Standing mine, std::string_view failure,
+                     const char* operation) {
+  Segment& seg = segment(group, operation);
+  const int size = group.topology.size;
+  if (mine != Standing::Host) {
+    const std::uint64_t step = write_vote(seg, group.topology.rank, mine, failure, operation);
+    seg.wait(Segment::posted(step), operation);
+    return votes_of(seg, step, size);
+  }
+  // The headers say who has more, and in the first step each rank's total (and vote).
+  Steps steps(seg, *e, operation);
   const bool hold_back = steps.total() > mpi_from_bytes;
   for (bool first = true;; first = false) {
     const std::uint64_t step = steps.write(first && hold_back);
     seg.wait(Segment::posted(step), operation);
+    if (first)
+      if (Split votes = votes_of(seg, step, size); votes.kind != Split::Exchanged) return votes;
     bool anyone_more = false, to_mpi = false;
-    for (int r = 0; r < e.size; ++r) {
+    for (int r = 0; r < size; ++r) {
       anyone_more = anyone_more || more_of(seg, r, step);
-      to_mpi = to_mpi || (first && total_of(seg, r, step, e.size) > mpi_from_bytes);
+      to_mpi = to_mpi || (first && total_of(seg, r, step, size) > mpi_from_bytes);
     }
-    if (to_mpi) return mpi::exchange(e);  // every rank read the same totals
+    if (to_mpi) {  // every rank read the same totals
+      mpi::exchange(*e);
+      return Split{};
+    }
     if (first) steps.copy_own_block();
-    for (int r = 0; r < e.size; ++r)
-      if (r != e.rank) steps.read(r, step);
+    for (int r = 0; r < size; ++r)
+      if (r != e->rank) steps.read(r, step);
     if (!anyone_more) break;
+  }
+  steps.check_counts();
+  return Split{};
+}
+
+void exchange(const mpi::Exchange& e, const char* operation) {
+  if (e.shape == mpi::Exchange::Shape::AllToAllV) {
+    // Here no rank votes (exchange_split's callers alone do, alike on every rank).
+    (void)exchange_split(*e.group, &e, Standing::Host, {}, operation);
+    return;
+  }
+  // Every rank knows the plan: no call moves nothing through the segment, and a rank waits only
+  // for the ranks it receives from (scatter's root and gather's others for none).
+  Segment& seg = segment(*e.group, operation);
+  const Plan plan = known_plan(e);
+  if (plan.to_mpi) return mpi::exchange(e);
+  Steps steps(seg, e, operation);
+  steps.copy_own_block();
+  for (std::size_t k = 0; k < plan.steps; ++k) {
+    const std::uint64_t step = steps.write(false);
+    for (int r = 0; r < e.size; ++r)
+      if (r != e.rank && steps.expects_more(r)) {
+        seg.wait(Segment::posted(step), operation, r);
+        steps.read(r, step);
+      }
   }
   steps.check_counts();
 }

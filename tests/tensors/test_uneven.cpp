@@ -336,6 +336,35 @@ TEST_F(Uneven, CountsThatDoNotAddUpAreErrors) {
   equal_blocks(mpidist::world(), 2);
 }
 
+// One rank's own bad arguments where the ranks check their calls together, or vote on the path of
+// all_to_all's splits (a job with a GPU: on one node the vote travels in the segment's first step):
+// every rank raises the Error naming that rank, nothing moves, and the communicator goes on.
+TEST_F(Uneven, OneRanksOwnFailureIsAnErrorOnEveryRank) {
+  if (mpidist::world_size() < 2 || !(validating_host_calls() || on_device()))
+    GTEST_SKIP() << "checked host calls, or a device run (the ranks vote on the path)";
+  const int me = mpidist::rank();
+  const auto N = static_cast<std::size_t>(mpidist::world_size());
+  TestBuffer<float> in(std::vector<float>(N * 2, 1.0f)), out(std::vector<float>(N * 2, -1.0f));
+  Counts two(N, 2), bad(N, 2);
+  bad[0] = 3;  // rank 1's send_counts add up to one more than its in holds
+  for (int round = 0; round < 2; ++round) {
+    expect_error([&] { mpidist::all_to_all(in.view(), me == 1 ? bad : two, out.view(), two); },
+                 {"all_to_all", "rank 1 failed", "send_counts", "add up to " + std::to_string(2 * N + 1)});
+    EXPECT_EQ(out.read(), std::vector<float>(N * 2, -1.0f));  // nothing moved
+    uneven_blocks(mpidist::world(), [](int i, int j) { return static_cast<std::size_t>((i + 2 * j) % 3); });
+  }
+  // Under auto a device run checks device calls: a rank in host memory among ranks in device memory
+  // is the agreement's Error on every rank, after the vote sent them all to the device path.
+  if (on_device() && std::getenv("MPIDIST_VALIDATE") == nullptr) {
+    std::vector<float> host_in(N * 2), host_out(N * 2);
+    expect_error([&] {
+      if (me == 0) mpidist::all_to_all(std::span<const float>(host_in), two, std::span<float>(host_out), two);
+      else mpidist::all_to_all(in.view(), two, out.view(), two);
+    }, {"all_to_all", "ranks disagree on the memory", "rank 0 has host memory", "rank 1 has device memory"});
+  }
+  equal_blocks(mpidist::world(), 2);
+}
+
 TEST_F(Uneven, MismatchesAcrossRanksNameEachRanksValue) {
   if (!validating() || mpidist::world_size() == 1) GTEST_SKIP() << "needs validation and two ranks";
   const int me = mpidist::rank(), n = mpidist::world_size();
