@@ -111,7 +111,7 @@ void Message::start_send(MPI_Comm comm, const void* data, std::size_t count, Dat
   header_ = MessageHeader{magic, static_cast<std::int32_t>(dtype), count};
   const std::size_t bytes = count * size_of(dtype);
   if (bytes <= packing_limit) {
-    packed_.resize(sizeof(MessageHeader) + bytes);
+    packed_.resize(sizeof(MessageHeader) + bytes, boost::container::default_init);  // written next: no zeroing
     std::memcpy(packed_.data(), &header_, sizeof(MessageHeader));
     if (bytes > 0) std::memcpy(packed_.data() + sizeof(MessageHeader), data, bytes);
     MPIDIST_MPI_CHECK(MPI_Isend(packed_.data(), static_cast<int>(packed_.size()), MPI_BYTE, dest, tag, comm, &request_));
@@ -130,7 +130,7 @@ void Message::start_recv(MPI_Comm comm, void* data, std::size_t count, DataType 
   tag_ = tag;
   const std::size_t bytes = count * size_of(dtype);
   if (bytes <= packing_limit)
-    packed_.resize(sizeof(MessageHeader) + bytes);
+    packed_.resize(sizeof(MessageHeader) + bytes, boost::container::default_init);  // MPI writes it
   else
     type_ = header_and_payload(&header_, data, bytes);
   if (!packed_.empty()) {

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -91,18 +92,23 @@ void record_end(Group& group, std::uint64_t id, bool failed) noexcept {
     ctx->recorder->end(id, failed ? CallState::Failed : CallState::Completed, -1, 0, group.hash, false);
 }
 
-// One started operation: its messages, all posted when it starts.
-class P2PWork final : public WorkState {
+// One started operation: its messages, all posted when it starts, and their polled wait. A blocking
+// send or recv keeps it on the stack; a Work holds it as a P2PWork.
+class P2POps {
  public:
-  P2PWork(Group& group, const char* operation) : WorkState(group.name, operation), group_(&group), operation_(operation) {}
-  ~P2PWork() override {
+  P2POps(Group& group, const char* operation) : group_(&group), operation_(operation) {}
+  P2POps(const P2POps&) = delete;
+  P2POps& operator=(const P2POps&) = delete;
+  ~P2POps() {
     // A Work is destroyed only once done (Work waits first); this is for an Error while starting.
     for (auto& p : pending_)
       if (!p.message.done() && p.message.receiving()) p.message.cancel_receive();
   }
 
   void add(int peer, int tag) {
-    pending_.push_back(Pending{mpi::Message(), peer, tag, 0});
+    Pending& p = pending_.emplace_back();  // in place: a Message moved costs as much as its checks
+    p.peer = peer;
+    p.tag = tag;
   }
 
   // Device memory through MPI: a host copy of the buffer (filled now for a send; copied back to
@@ -130,7 +136,7 @@ class P2PWork final : public WorkState {
       p.message.start_send(group_->comm, buffer.data(), buffer.count(), buffer.dtype(), p.peer, p.tag);
   }
 
-  bool poll() override {
+  bool poll() {
     bool all = true;
     for (auto& p : pending_) {
       if (p.message.done()) continue;
@@ -153,12 +159,16 @@ class P2PWork final : public WorkState {
     return all;
   }
 
-  void complete() override {
-    const Deadline deadline(operation_, group_);
+  void complete() {
+    // Made at the 16th poll: most small messages arrive before it, and then no clock is read.
+    std::optional<Deadline> deadline;
     for (unsigned polls = 0;; ++polls) {
       if (poll()) return;
       // The clock every 16th poll, as complete_before (watch/timeout.cpp).
-      if (polls % 16 == 15 && deadline.passed()) time_out(deadline);  // returns if all matched meanwhile
+      if (polls % 16 == 15) {
+        if (!deadline) deadline.emplace(operation_, group_);
+        else if (deadline->passed()) time_out(*deadline);  // returns if all matched meanwhile
+      }
       // A small message arrives within a few polls: yielding at once cost 3 us a message (8 B,
       // 2 ranks); after 64 polls ranks that oversubscribe cores let the others progress.
       if (polls >= 64) std::this_thread::yield();
@@ -220,10 +230,22 @@ class P2PWork final : public WorkState {
 
   Group* group_;
   const char* operation_;
-  // One op (a send or a receive) lives in the Work itself: a blocking call allocates only the Work.
+  // One op (a send or a receive) lives here: a blocking call allocates nothing.
   boost::container::small_vector<Pending, 1> pending_;
   std::vector<Staged> staged_;  // moved as the vector grows, their host buffers stay put
   std::string mismatch_;
+};
+
+// The ops as a Work's state.
+class P2PWork final : public WorkState, private P2POps {
+ public:
+  P2PWork(Group& group, const char* operation) : WorkState(group.name, operation), P2POps(group, operation) {}
+  using P2POps::add;
+  using P2POps::reserve;
+  using P2POps::stage;
+  using P2POps::start;
+  bool poll() override { return P2POps::poll(); }
+  void complete() override { P2POps::complete(); }
 };
 
 // Device isend/irecv through NCCL wait here until the first of them is waited for or tested, or
@@ -321,7 +343,7 @@ Status run_blocking(const Communicator* comm, const char* operation, const Buffe
     naming_errors(group.name, [&] { work->complete(); });
     return Status{peer, tag};  // NCCL matches in order per peer, without tags: the message is the one from peer
   }
-  P2PWork work(group, operation);
+  P2POps work(group, operation);
   work.add(peer, tag);
   naming_errors(group.name, [&] {
     work.start(0, work.stage(buffer, receiving, stream), receiving);
