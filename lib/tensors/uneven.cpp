@@ -379,9 +379,23 @@ void decide_in_segment(Group& group, const Request& r, const Fingerprint& fp, Pr
   }
 }
 
+// Whether no rank moves an element, as every rank's own arguments say alike (the shapes whose
+// counts every rank knows): then no rank waits for another, as with MPI, which returns at once.
+bool moves_nothing(const Request& r) {
+  switch (r.shape) {
+    case Shape::AllToAll: return r.in.count() == 0;
+    case Shape::AllGatherV: return sum(r.recv_counts) == 0;
+    case Shape::Gather: return r.in.count() == 0;
+    case Shape::Scatter: return r.out.count() == 0;
+    case Shape::AllToAllV: return false;  // a rank knows only its own counts
+  }
+  return false;
+}
+
 // The call's data, once prepared: voted in the segment first where the ranks do so.
 void run_prepared(Group& group, const Request& r, const Fingerprint& fp, Prepared& p) {
   if (p.in_segment) decide_in_segment(group, r, fp, p);
+  else if (moves_nothing(r)) return;
   if (!p.exchanged) exchange(group, r, p);
 }
 

@@ -291,6 +291,15 @@ TEST_F(Uneven, AllGatherVGatherScatter) {
   TestBuffer<double> got(std::vector<double>{-1.0});
   mpidist::scatter(mpidist::rank() == 0 ? all.view() : none.view(), got.view(), 0);
   EXPECT_EQ(got.read(), std::vector<double>{static_cast<double>(mpidist::rank())});
+  // Calls that move no element on any rank return at once, as MPI's do, and leave the ranks in
+  // step for the next call (which would otherwise pair with another rank's different call).
+  for (int root : {0, last}) {
+    mpidist::all_gather_v(none.view(), none.view(), Counts(n, 0));
+    mpidist::gather(none.view(), none.view(), root);
+    mpidist::scatter(none.view(), none.view(), root);
+    mpidist::all_to_all(none.view(), none.view());
+    gathers(mpidist::world(), root, 2);
+  }
 }
 
 TEST_F(Uneven, InsideAMainProcessContextAGroupOfOne) {
