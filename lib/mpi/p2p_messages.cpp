@@ -99,8 +99,8 @@ Message::Message(Message&& other) noexcept
   // before anything was posted (a vector of Messages being filled).
 }
 
-void Message::release_type() noexcept {
-  if (type_ != MPI_DATATYPE_NULL) MPI_Type_free(&type_);
+void Message::free_type() noexcept {
+  MPI_Type_free(&type_);
   type_ = MPI_DATATYPE_NULL;
 }
 

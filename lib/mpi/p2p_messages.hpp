@@ -64,7 +64,10 @@ class Message {
 
  private:
   void finish_receive(int code, const MPI_Status& status);
-  void release_type() noexcept;
+  void release_type() noexcept {
+    if (type_ != MPI_DATATYPE_NULL) free_type();
+  }
+  void free_type() noexcept;
 
   MPI_Request request_ = MPI_REQUEST_NULL;
   MessageHeader header_{};
