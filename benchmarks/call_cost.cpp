@@ -1,7 +1,8 @@
 // call_cost: what one small call costs on top of the MPI call it ends in. Loops of a small
 // all_reduce (4 B and 1 KiB of float32, in place), an all_to_all of one float32 a rank (the uneven
 // collectives' front end; equal blocks, and the split-count form with the same counts) and an 8-byte ping-pong (send then recv; one-way time = half the round trip), mpidist against raw MPI on a duplicate of MPI_COMM_WORLD in the same
-// run, the two loops interleaved rep by rep; medians of the reps and their ratio.
+// run, the two loops interleaved rep by rep; medians of the reps and their ratio. `buffer_view` is
+// no MPI call: what making a BufferView of a host span costs (the memory lookup), against nothing.
 //
 //   mpiexec -n 2 call_cost [--iters N] [--reps R] [--json]
 //   valgrind --tool=callgrind --toggle-collect='*run_mpidist*' call_cost --only all_reduce_4B --side mpidist
@@ -23,7 +24,9 @@
 
 namespace {
 
-enum class Kind { AllReduce, AllToAll, AllToAllSplit, PingPong };
+// View: a BufferView made from a host span (which memory it is: on a machine with a GPU, the
+// CUDA runtime's pointer query) against nothing; every call of the other kinds pays it per buffer.
+enum class Kind { AllReduce, AllToAll, AllToAllSplit, PingPong, View };
 
 struct Case {
   const char* name;
@@ -36,7 +39,10 @@ constexpr Case cases[] = {{"all_reduce_4B", 1, Kind::AllReduce},
                           {"all_to_all_4B", 1, Kind::AllToAll},
                           {"all_to_all_split_4B", 1, Kind::AllToAllSplit},
                           {"all_to_all_split_0B", 0, Kind::AllToAllSplit},
-                          {"p2p_8B", 8, Kind::PingPong}};
+                          {"p2p_8B", 8, Kind::PingPong},
+                          {"buffer_view", 1, Kind::View}};
+
+volatile int sink = 0;
 
 struct Loop {
   const Case& c;
@@ -52,6 +58,10 @@ struct Loop {
 // One call (or, for the ping-pong, one round trip) of each side.
 void mpidist_call(Loop& l) {
   if (l.c.kind == Kind::AllReduce) return mpidist::all_reduce(std::span<float>(l.floats));
+  if (l.c.kind == Kind::View) {
+    sink = mpidist::BufferView(std::span<float>(l.floats)).device();
+    return;
+  }
   if (l.c.kind == Kind::AllToAll) return mpidist::all_to_all(std::span<const float>(l.floats), std::span<float>(l.out));
   if (l.c.kind == Kind::AllToAllSplit)
     return mpidist::all_to_all(std::span<const float>(l.floats), l.counts, std::span<float>(l.out), l.counts);
@@ -65,6 +75,10 @@ void mpidist_call(Loop& l) {
   }
 }
 void raw_call(Loop& l) {
+  if (l.c.kind == Kind::View) {
+    sink = l.floats.empty() ? 0 : -1;
+    return;
+  }
   if (l.c.kind == Kind::AllReduce) {
     MPI_Allreduce(MPI_IN_PLACE, l.floats.data(), l.c.elements, MPI_FLOAT, MPI_SUM, l.raw);
     return;
