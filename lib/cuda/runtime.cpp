@@ -8,6 +8,7 @@
 
 #include "core/context.hpp"
 #include "core/device_backend.hpp"
+#include "core/host_memory.hpp"
 #include "mpidist/device.hpp"
 #include "mpidist/error.hpp"
 
@@ -87,6 +88,7 @@ void make_rank_device_current(int local_rank) noexcept {
 
 MemoryLocation locate_memory(const void* data) {
   if (data == nullptr || cuda::device_count() == 0) return {};
+  if (surely_host(data)) return {};  // a stack or small heap buffer: no query (core/host_memory.hpp)
   const int mine = cuda::ensure_rank_device();
   cudaPointerAttributes attributes{};
   if (const cudaError_t rc = cudaPointerGetAttributes(&attributes, data); rc != cudaSuccess) {
