@@ -54,9 +54,9 @@ std::uintptr_t stack_top() noexcept {
 bool surely_host(const void* data) noexcept {
   const auto at = reinterpret_cast<std::uintptr_t>(data);
   if (at == 0) return false;
-  // The stack grows down: from this frame up to the top it holds the callers' live frames.
-  volatile char here = 0;
-  if (at > reinterpret_cast<std::uintptr_t>(&here) && at < stack_top()) return true;
+  // The stack grows down: from this frame up to the top it holds the callers' live frames. The
+  // frame's own address, not a local's: a sanitizer may keep locals in frames of its own elsewhere.
+  if (at > reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)) && at < stack_top()) return true;
   const std::uintptr_t start = heap_start();
   return start != 0 && at >= start && at < reinterpret_cast<std::uintptr_t>(sbrk(0));
 }
