@@ -1,4 +1,6 @@
 // Emulated CUDA runtime: allocation, copies, memset, pointer attributes, memory info.
+#include <cuda.h>
+
 #include <cstring>
 #include <string>
 #include <vector>
@@ -201,6 +203,35 @@ cudaError_t release(void* pointer, MemoryKind kind, const char* call) {
   return cudaSuccess;
 }
 
+// The driver's pointer query, as cudaGetDriverEntryPointByVersion hands it out: the attributes
+// libmpidist asks for (memory type, device ordinal, managed), defaults for an unknown pointer (as
+// the driver answers for host memory), and an error where no context can be made.
+CUresult emulated_cu_pointer_get_attributes(unsigned int count, CUpointer_attribute* attributes, void** data,
+                                            CUdeviceptr ptr) {
+  if (attributes == nullptr || data == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Lock hold(big_lock());
+  if (use_context("cuPointerGetAttributes") != cudaSuccess) return CUDA_ERROR_INVALID_CONTEXT;
+  const Allocation* a = find_allocation(reinterpret_cast<const void*>(ptr));
+  for (unsigned int i = 0; i < count; ++i) {
+    switch (attributes[i]) {
+      case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+        *static_cast<unsigned int*>(data[i]) = a == nullptr                     ? 0u
+                                               : a->kind == MemoryKind::Host ? unsigned{CU_MEMORYTYPE_HOST}
+                                                                             : unsigned{CU_MEMORYTYPE_DEVICE};
+        break;
+      case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *static_cast<int*>(data[i]) = a == nullptr ? -2 : a->device; break;
+      case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+        *static_cast<bool*>(data[i]) = a != nullptr && a->kind == MemoryKind::Managed;
+        break;
+      default:
+        fail(cudaErrorNotSupported, "cuPointerGetAttributes: attribute " +
+                                        std::to_string(static_cast<int>(attributes[i])) + " is not emulated");
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+  }
+  return CUDA_SUCCESS;
+}
+
 }  // namespace
 
 /// Queues a copy, after validation, on an already resolved stream (the NCCL side has none).
@@ -327,6 +358,16 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes* attributes, c
     attributes->type = cudaMemoryTypeHost;
     attributes->hostPointer = const_cast<void*>(ptr);
   }
+  return cudaSuccess;
+}
+
+
+cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** function, unsigned int, unsigned long long,
+                                             cudaDriverEntryPointQueryResult* status) {
+  if (symbol == nullptr || function == nullptr) return fail(cudaErrorInvalidValue);
+  const bool known = std::string(symbol) == "cuPointerGetAttributes";
+  *function = known ? reinterpret_cast<void*>(&emulated_cu_pointer_get_attributes) : nullptr;
+  if (status != nullptr) *status = known ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
   return cudaSuccess;
 }
 

@@ -1,5 +1,6 @@
 // The emulated CUDA runtime's memory: what counts as device memory, host access to it, copies,
 // frees and memory info.
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdlib>
@@ -34,6 +35,46 @@ TEST_F(EmuMemory, OnlyCudaMallocPointersAreDeviceMemory) {
   ASSERT_EQ(cudaPointerGetAttributes(&a, static_cast<char*>(device) + 100), cudaSuccess);
   EXPECT_EQ(a.type, cudaMemoryTypeUnregistered) << "one past the end is not the allocation";
   EXPECT_EQ(cudaFree(device), cudaSuccess);
+  EXPECT_EQ(cudaFreeHost(pinned), cudaSuccess);
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+}
+
+// The driver's query, as libmpidist reaches it through the runtime, says the same.
+TEST_F(EmuMemory, TheDriversPointerQueryAgrees) {
+  using Query = CUresult (*)(unsigned int, CUpointer_attribute*, void**, CUdeviceptr);
+  void* function = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  ASSERT_EQ(cudaGetDriverEntryPointByVersion("cuPointerGetAttributes", &function, 7000, cudaEnableDefault, &found),
+            cudaSuccess);
+  ASSERT_EQ(found, cudaDriverEntryPointSuccess);
+  const auto query = reinterpret_cast<Query>(function);
+  ASSERT_EQ(cudaSetDevice(1), cudaSuccess);
+  void *device = nullptr, *pinned = nullptr, *managed = nullptr;
+  ASSERT_EQ(cudaMalloc(&device, 100), cudaSuccess);
+  ASSERT_EQ(cudaMallocHost(&pinned, 100), cudaSuccess);
+  ASSERT_EQ(cudaMallocManaged(&managed, 100, cudaMemAttachGlobal), cudaSuccess);
+  std::vector<char> plain(100);
+  struct Expected { const void* pointer; unsigned int type; int device; bool managed; };
+  for (const Expected& e : {Expected{static_cast<char*>(device) + 99, CU_MEMORYTYPE_DEVICE, 1, false},
+                            Expected{pinned, CU_MEMORYTYPE_HOST, 1, false}, Expected{managed, CU_MEMORYTYPE_DEVICE, 1, true},
+                            Expected{plain.data(), 0, -2, false}}) {
+    CUpointer_attribute attributes[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                         CU_POINTER_ATTRIBUTE_IS_MANAGED};
+    unsigned int type = 99;
+    int ordinal = 99;
+    bool is_managed = true;
+    void* values[3] = {&type, &ordinal, &is_managed};
+    ASSERT_EQ(query(3, attributes, values, reinterpret_cast<CUdeviceptr>(e.pointer)), CUDA_SUCCESS);
+    EXPECT_EQ(type, e.type);
+    EXPECT_EQ(ordinal, e.device);
+    EXPECT_EQ(is_managed, e.managed);
+  }
+  void* none = &function;
+  EXPECT_EQ(cudaGetDriverEntryPointByVersion("cuMemAlloc", &none, 7000, cudaEnableDefault, &found), cudaSuccess);
+  EXPECT_EQ(found, cudaDriverEntryPointSymbolNotFound);
+  EXPECT_EQ(none, nullptr);
+  EXPECT_EQ(cudaFree(device), cudaSuccess);
+  EXPECT_EQ(cudaFree(managed), cudaSuccess);
   EXPECT_EQ(cudaFreeHost(pinned), cudaSuccess);
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
 }
