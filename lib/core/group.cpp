@@ -125,15 +125,14 @@ std::shared_ptr<Group> make_group(MPI_Comm owned, std::string name) {
   return group;
 }
 
-void check_rank(const Group& group, const char* operation, int rank, bool local, const char* what) {
+void throw_rank_out_of_range(const Group& group, const char* operation, int rank, bool local, const char* what) {
   const auto& t = group.topology;
   const int size = local ? t.local_size : t.size;
   if (what == nullptr) what = local ? "local rank" : "rank";
-  if (rank < 0 || rank >= size)
-    throw Error(group.name, operation,
-                std::string(what) + " " + std::to_string(rank) + " out of range for " +
-                    (local ? "node size " : group.name == "world" ? "world size " : "group size ") +
-                    std::to_string(size));
+  throw Error(group.name, operation,
+              std::string(what) + " " + std::to_string(rank) + " out of range for " +
+                  (local ? "node size " : group.name == "world" ? "world size " : "group size ") +
+                  std::to_string(size));
 }
 
 std::string rank_list(const std::vector<int>& ranks) {

@@ -122,10 +122,19 @@ Group& group_of(const Communicator& comm, const char* operation);
 /// The world group; Error before initialization.
 Group& world_group(const char* operation);
 
+/// check_rank's Error, for a rank outside the group (or its node).
+[[noreturn]] void throw_rank_out_of_range(const Group& group, const char* operation, int rank, bool local,
+                                          const char* what);
+
 /// Throws Error when `rank` is not in [0, size) of the group (or of its ranks on this node),
 /// naming the group: "rank 5 out of range for world size 4". `what` names the rank's role
 /// ("root rank"); by default "rank", or "local rank".
-void check_rank(const Group& group, const char* operation, int rank, bool local = false, const char* what = nullptr);
+/// Inline: a rank in range (every call with a root or a peer) costs two compares, no call.
+inline void check_rank(const Group& group, const char* operation, int rank, bool local = false,
+                       const char* what = nullptr) {
+  const int size = local ? group.topology.local_size : group.topology.size;
+  if (rank < 0 || rank >= size) throw_rank_out_of_range(group, operation, rank, local, what);
+}
 
 /// Marks `group` unusable because of `why` (the first failure wins: later ones keep its text).
 /// Every later call on it, of any family, is an Error that names `why`.

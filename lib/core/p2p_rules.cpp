@@ -25,9 +25,7 @@ void check_p2p(Group& group, const char* operation, int peer, int tag, bool rece
     throw Error(group.name, operation,
                 "point-to-point with " + describe_peer(peer) + " inside a MainProcessContext, where only the main "
                 "process runs and no other rank would ever match it; send before or after the main-process block");
-  // check_rank builds the Error; the range test first, so a good rank costs no call.
-  if (!(receiving && peer == any) && (peer < 0 || peer >= group.topology.size))
-    check_rank(group, operation, peer, false, receiving ? "source rank" : "destination rank");
+  if (!(receiving && peer == any)) check_rank(group, operation, peer, false, receiving ? "source rank" : "destination rank");
   if (!(receiving && tag == any)) {
     const int limit = tag_upper_bound(group) - reserved_tags;
     if (tag < 0 || tag > limit)
