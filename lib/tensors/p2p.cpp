@@ -7,9 +7,7 @@
 #include <boost/container/small_vector.hpp>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -71,18 +69,12 @@ struct Pending {
 };
 
 // The flight recorder keeps p2p beside the collectives, outside the numbered sequence: the peer
-// shows as the call's root, the tag as its type ("tag 7"; copied by the recorder).
+// shows as the call's root, the tag as its type ("tag 7", written when the entry is read).
 std::uint64_t record_start(Group& group, const char* operation, const BufferView& buffer, int peer, int tag) {
   Context* ctx = context_if_initialized();
   if (ctx == nullptr || !ctx->recorder) return 0;
-  // to_chars, not snprintf: this runs on every message, and snprintf alone cost ~0.15 us of it.
-  char tag_text[24] = "any tag";
-  if (tag != any_tag) {
-    std::memcpy(tag_text, "tag ", 4);
-    *std::to_chars(tag_text + 4, tag_text + sizeof tag_text - 1, tag).ptr = '\0';
-  }
-  const Fingerprint call{operation, buffer.count(), buffer.bytes(), static_cast<int>(buffer.dtype()), peer, -1,
-                         tag_text, static_cast<std::uint64_t>(tag < 0 ? 0 : tag), false};
+  Fingerprint call{operation, buffer.count(), buffer.bytes(), static_cast<int>(buffer.dtype()), peer, -1};
+  call.tag = tag;
   return ctx->recorder->begin(group.key, -1, 0, group.hash, call, 0.0f);
 }
 
@@ -115,25 +107,27 @@ class P2POps {
   // the device when a receive completes). Returns what the message uses.
   BufferView stage(const BufferView& buffer, bool receiving, Stream stream) {
     if (buffer.device() < 0 || buffer.count() == 0) return buffer;
-    Staged s{std::vector<std::byte>(buffer.bytes()), buffer.data(), buffer.device(), stream, receiving};
-    if (!receiving) {
-      copy_device_memory(operation_, s.host.data(), s.device_data, s.host.size(), s.device, stream);
-      synchronize_stream(operation_, stream, s.device);
-    }
-    staged_.push_back(std::move(s));
-    return BufferView(staged_.back().host.data(), buffer.count(), buffer.dtype());
+    return stage_on_host(buffer, receiving, stream);
   }
   void reserve(std::size_t n) { pending_.reserve(n); }
 
   // Posts op `i` (after every op was added: the vector no longer moves).
   void start(std::size_t i, const BufferView& buffer, bool receiving) {
     Pending& p = pending_[i];
-    p.record = record_start(*group_, receiving ? "recv" : "send", buffer, p.peer, p.tag);
-    if (receiving)
-      p.message.start_recv(group_->comm, buffer.data(), buffer.count(), buffer.dtype(),
-                           p.peer == any_source ? MPI_ANY_SOURCE : p.peer, p.tag == any_tag ? MPI_ANY_TAG : p.tag);
-    else
-      p.message.start_send(group_->comm, buffer.data(), buffer.count(), buffer.dtype(), p.peer, p.tag);
+    const char* recorded_as = receiving ? "recv" : "send";
+    // Recorded once posted: a send leaves a few hundred instructions sooner (the ping-pong's
+    // latency), and an op that MPI refuses is recorded as failed.
+    try {
+      if (receiving)
+        p.message.start_recv(group_->comm, buffer.data(), buffer.count(), buffer.dtype(),
+                             p.peer == any_source ? MPI_ANY_SOURCE : p.peer, p.tag == any_tag ? MPI_ANY_TAG : p.tag);
+      else
+        p.message.start_send(group_->comm, buffer.data(), buffer.count(), buffer.dtype(), p.peer, p.tag);
+    } catch (...) {
+      record_end(*group_, record_start(*group_, recorded_as, buffer, p.peer, p.tag), true);
+      throw;
+    }
+    p.record = record_start(*group_, recorded_as, buffer, p.peer, p.tag);
   }
 
   bool poll() {
@@ -181,6 +175,16 @@ class P2POps {
   }
 
  private:
+  BufferView stage_on_host(const BufferView& buffer, bool receiving, Stream stream) {
+    Staged s{std::vector<std::byte>(buffer.bytes()), buffer.data(), buffer.device(), stream, receiving};
+    if (!receiving) {
+      copy_device_memory(operation_, s.host.data(), s.device_data, s.host.size(), s.device, stream);
+      synchronize_stream(operation_, stream, s.device);
+    }
+    staged_.push_back(std::move(s));
+    return BufferView(staged_.back().host.data(), buffer.count(), buffer.dtype());
+  }
+
   // Past the deadline. Receives are cancelled (nothing is written into their buffers later), and
   // then the communicator is still sound; a send cannot be taken back, so a send that timed out
   // breaks the communicator like any other timeout.

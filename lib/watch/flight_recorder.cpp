@@ -197,7 +197,7 @@ std::uint64_t FlightRecorder::begin(std::uint64_t key, int slot, std::uint64_t s
   auto& h = mine_->header;
   const std::uint64_t id = h.recorded.load(std::memory_order_relaxed) + 1;
   h.recorded.store(id, std::memory_order_relaxed);
-  TraceEntry& e = mine_->ring()[(id - 1) % h.capacity];
+  TraceEntry& e = mine_->ring()[ring_index(id, h.capacity)];
   e.id.store(0, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   e.comm_key = key, e.seq = seq, e.count = call.count, e.bytes = call.bytes, e.hash = hash;
@@ -205,6 +205,7 @@ std::uint64_t FlightRecorder::begin(std::uint64_t key, int slot, std::uint64_t s
   e.end_ns.store(0, std::memory_order_relaxed);
   e.state.store(CallState::Started, std::memory_order_relaxed);
   e.dtype = call.dtype, e.root = call.root, e.reduce = call.reduce, e.timeout_seconds = timeout_seconds;
+  e.tag = call.tag;
   copy_text(e.op, op_name_size, call.op);
   if (call.async) {  // the dump, the watchdog and mpidist-trace show "all_reduce_async"
     std::size_t end = 0;
@@ -221,7 +222,7 @@ std::uint64_t FlightRecorder::begin(std::uint64_t key, int slot, std::uint64_t s
 void FlightRecorder::end(std::uint64_t id, CallState state, int slot, std::uint64_t seq, std::uint64_t hash,
                          bool broke) noexcept {
   auto& h = mine_->header;
-  TraceEntry& e = mine_->ring()[(id - 1) % h.capacity];
+  TraceEntry& e = mine_->ring()[ring_index(id, h.capacity)];
   if (e.id.load(std::memory_order_relaxed) == id) {
     e.end_ns.store(call_time_ns(), std::memory_order_relaxed);
     e.hash = hash;
@@ -359,6 +360,7 @@ EntrySnapshot snapshot_of(const Fingerprint& call) noexcept {
   EntrySnapshot shape;
   copy_text(shape.op, op_name_size, call.op);
   copy_text(shape.type, type_name_size, call.type);
+  if (call.tag != no_tag) write_tag_text(shape.type, call.tag);
   shape.count = call.count, shape.dtype = call.dtype, shape.root = call.root, shape.reduce = call.reduce;
   return shape;
 }

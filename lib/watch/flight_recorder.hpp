@@ -27,6 +27,7 @@ struct Fingerprint {
   std::uint64_t type_tag = 0;   // object type fingerprint, the same on every rank
   bool agree = true;            // with MPIDIST_VALIDATE, ranks agree on it first (tensor calls agree in detail themselves)
   bool async = false;           // a non-blocking call (recorded as "<op>_async"; not folded: it matches the blocking call)
+  int tag = no_tag;             // a point-to-point message's tag (-1: any); the recorder shows it as the type
 };
 
 /// `hash` with `call` folded in: what the ranks of a communicator compare in the background.

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
+#include <charconv>
 #include <cstring>
 #include <new>
 
@@ -25,11 +27,20 @@ RankRecord* construct(void* memory, int world_rank, std::uint32_t capacity, cons
 
 }  // namespace
 
+void write_tag_text(char (&out)[type_name_size], std::int32_t tag) noexcept {
+  if (tag < 0) {
+    std::memcpy(out, "any tag", sizeof "any tag");
+    return;
+  }
+  std::memcpy(out, "tag ", 4);
+  *std::to_chars(out + 4, out + type_name_size - 1, tag).ptr = '\0';
+}
+
 EntrySnapshot read_entry(const RankRecord& record, std::uint64_t id) noexcept {
   EntrySnapshot s;
   const auto capacity = record.header.capacity;
   if (id == 0 || capacity == 0) return s;
-  const TraceEntry& e = record.ring()[(id - 1) % capacity];
+  const TraceEntry& e = record.ring()[ring_index(id, capacity)];
   if (e.id.load(std::memory_order_acquire) != id) return s;
   s.comm_key = e.comm_key, s.seq = e.seq, s.count = e.count, s.bytes = e.bytes, s.hash = e.hash;
   s.start_ns = e.start_ns;
@@ -39,6 +50,7 @@ EntrySnapshot read_entry(const RankRecord& record, std::uint64_t id) noexcept {
   std::memcpy(s.op, e.op, op_name_size);
   std::memcpy(s.type, e.type, type_name_size);
   s.op[op_name_size - 1] = s.type[type_name_size - 1] = '\0';
+  if (const std::int32_t tag = e.tag; tag != no_tag) write_tag_text(s.type, tag);
   std::atomic_thread_fence(std::memory_order_acquire);
   s.id = id;
   s.valid = e.id.load(std::memory_order_relaxed) == id;
@@ -60,6 +72,7 @@ bool comparable_progress(const CommProgress* slot, std::uint64_t& done, std::uin
 }
 
 ProgressBoard::ProgressBoard(MPI_Comm world, int world_rank, std::uint32_t capacity, const char* host) {
+  capacity = std::bit_ceil(std::max<std::uint32_t>(capacity, 1));  // ring_index masks
   const auto bytes = static_cast<MPI_Aint>(RankRecord::bytes(capacity));
   void* base = nullptr;
   // The real host, not the simulated nodes of MPIDIST_RANKS_PER_NODE: memory is shared by host.

@@ -16,6 +16,8 @@ enum class CallState : std::uint32_t { Empty = 0, Queued = 1, Started = 2, Compl
 inline constexpr std::size_t op_name_size = 24;
 inline constexpr std::size_t type_name_size = 64;  // typeid(T).name(): std::string's is 48
 inline constexpr std::size_t host_name_size = 64;
+/// TraceEntry::tag of a call that is no point-to-point message.
+inline constexpr std::int32_t no_tag = -2;
 /// Communicators whose progress a rank publishes; calls on more are still recorded in the ring.
 inline constexpr std::size_t tracked_communicators = 32;
 
@@ -35,6 +37,7 @@ struct TraceEntry {
   std::int32_t root = -1;
   std::int32_t reduce = -1;    // ReduceOp
   float timeout_seconds = 0;   // the watchdog's limit for this call, 0 = none
+  std::int32_t tag = no_tag;   // a point-to-point message's tag (-1: any), read as the type "tag 7"
   char op[op_name_size] = {};
   char type[type_name_size] = {};  // object type for object calls
 };
@@ -67,7 +70,7 @@ struct RankHeader {
   std::atomic<std::uint32_t> finished{0};     // 1 once the rank is past finalize()
   std::atomic<std::uint32_t> reported{0};     // 1 while it reports and ends the job, report_out once said
   std::int32_t world_rank = -1;
-  std::uint32_t capacity = 0;
+  std::uint32_t capacity = 0;                 // ring entries: MPIDIST_TRACE_ENTRIES rounded up to a power of two
   char host[host_name_size] = {};
   CommProgress comms[tracked_communicators];
 };
@@ -92,12 +95,20 @@ struct EntrySnapshot {
   char type[type_name_size] = {};
 };
 
+/// Where call `id` (1-based) lies in a ring of `capacity` entries, a power of two (ProgressBoard
+/// rounds it up): a mask, where a modulo would cost a division twice a call.
+inline std::size_t ring_index(std::uint64_t id, std::uint32_t capacity) noexcept { return (id - 1) & (capacity - 1); }
+
 /// The id of the oldest call still in the ring of a rank that recorded `recorded` calls.
 inline std::uint64_t oldest_held(std::uint64_t recorded, std::uint32_t capacity) noexcept {
   return recorded > capacity ? recorded - capacity + 1 : 1;
 }
 
-/// Reads entry `id` of `record` (1-based), valid only if it is still in the ring.
+/// "tag 7", or "any tag" for -1: how a message's tag reads as its type. No heap (signal handlers).
+void write_tag_text(char (&out)[type_name_size], std::int32_t tag) noexcept;
+
+/// Reads entry `id` of `record` (1-based), valid only if it is still in the ring; a message's
+/// tag is read into its type.
 EntrySnapshot read_entry(const RankRecord& record, std::uint64_t id) noexcept;
 
 /// (done, hash) of `slot`, read consistently; false while the owner was writing it.

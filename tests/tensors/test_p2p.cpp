@@ -225,6 +225,32 @@ TEST_F(P2P, CountAndTypeMismatchesNameBothCounts) {
   exchange_in_pairs(comm);
 }
 
+// Raw MPI on the library's communicator (native()) is no mpidist message, whatever its length,
+// even right after a valid message of the same shape left its header in the receive's memory.
+TEST_F(P2P, RawMessagesOnTheNativeCommunicatorAreNamed) {
+  const auto comm = mpidist::world().split(0, mpidist::rank());
+  const int me = comm.rank();
+  std::vector<float> out{1, 2}, in(2);
+  for (const int raw_bytes : {0, 4, 16, 24}) {
+    Work s = mpidist::isend(comm, std::span(out), me, 9);
+    EXPECT_EQ(mpidist::recv(comm, std::span(in), me, 9).source, me);
+    EXPECT_EQ(in, out);
+    std::vector<std::byte> raw(static_cast<std::size_t>(raw_bytes), std::byte{0});
+    MPI_Request request = MPI_REQUEST_NULL;
+    MPI_Isend(raw.data(), raw_bytes, MPI_BYTE, me, 9, comm.native(), &request);
+    expect_error([&] { (void)mpidist::recv(comm, std::span(in), me, 9); },
+                 {"recv", "rank " + std::to_string(me), "not an mpidist point-to-point message"});
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    s.wait();
+  }
+  // And the pair goes on.
+  Work s = mpidist::isend(comm, std::span(out), me, 9);
+  std::fill(in.begin(), in.end(), 0.0f);
+  (void)mpidist::recv(comm, std::span(in), me, 9);
+  EXPECT_EQ(in, out);
+  s.wait();
+}
+
 TEST_F(P2P, UnmatchedReceiveTimesOutNamingPeerAndTag) {
   const auto comm = mpidist::world().split(0, mpidist::rank());
   comm.set_timeout(std::chrono::milliseconds(500));
