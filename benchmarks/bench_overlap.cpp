@@ -7,6 +7,8 @@
 //               (BucketOptions::stream = false)
 // and beside them compute alone, communication alone (all_reduce_many, and raw MPI_Allreduce of the
 // same bytes in one buffer), and overlap efficiency = (sequential - step) / min(compute, comm).
+// Communication alone is measured again in every rep, and step/max and step/seq are the medians
+// of each rep's own ratios: the reference machine changes speed from minute to minute.
 // Then the cost of wait() on small all-reduces: all_reduce_async + wait against all_reduce.
 // --timeline adds, per model, the buckets' step of median time bucket by bucket on every rank
 // (print_timeline).
@@ -133,6 +135,9 @@ void backward(const Gradients& g, double compute, F&& produced) {
 struct Row {
   std::string model, mode;
   double step = 0, compute = 0, comm = 0, sequential = 0, raw_mpi = 0;
+  // Medians of each rep's own ratios: a rep's step against that rep's compute, communication and
+  // sequential step, so that a machine whose speed changes between reps still compares like with like.
+  double step_over_max = 0, step_over_sequential = 0;
   double efficiency() const {
     const double hidden = std::min(compute, comm);
     return hidden > 0 ? (sequential - step) / hidden : 0.0;
@@ -196,7 +201,7 @@ void print_timeline(const std::string& model, const mpidist::GradientBuckets& bu
 std::vector<Row> run_model(const Model& model, int reps, double ratio, double scale, std::size_t bucket_bytes,
                            bool timeline) {
   Gradients g(model, scale);
-  std::vector<double> comm, raw, compute_alone, seq, per_tensor, bucketed, whole;
+  std::vector<double> comm, raw, compute_alone, seq, per_tensor, bucketed, whole, comm_in_rep;
   const auto check = [&](const char* what) {
     if (!g.averaged()) {
       std::fprintf(stderr, "bench_overlap: %s on rank %d: wrong result\n", what, mpidist::rank());
@@ -235,6 +240,13 @@ std::vector<Row> run_model(const Model& model, int reps, double ratio, double sc
     auto t = Clock::now();
     backward(g, compute, [](std::size_t) {});
     if (r > 0) compute_alone.push_back(slowest(seconds_since(t)));
+
+    g.fill();  // communication alone again, in every rep: the machine's speed may have changed
+    mpidist::barrier();
+    t = Clock::now();
+    mpidist::all_reduce_many(g.views, mpidist::ReduceOp::Avg);
+    if (r > 0) comm_in_rep.push_back(slowest(seconds_since(t)));
+    check("all_reduce_many");
 
     g.fill();
     mpidist::barrier();
@@ -293,7 +305,7 @@ std::vector<Row> run_model(const Model& model, int reps, double ratio, double sc
     for (const auto& a : alone) alone_us.push_back(median(a));
     print_timeline(model.name, buckets, produced.size(), alone_us, lines[pick], bucketed[pick] * 1e6);
   }
-  Row base{model.name, "", 0, median(compute_alone), comm_time, median(seq), median(raw)};
+  Row base{model.name, "", 0, median(compute_alone), median(comm_in_rep), median(seq), median(raw)};
   std::vector<Row> rows;
   for (const auto& [mode, times] : {std::pair<const char*, const std::vector<double>*>{"sequential", &seq},
                                     {"per-tensor async", &per_tensor}, {"buckets last mark", &whole},
@@ -301,6 +313,13 @@ std::vector<Row> run_model(const Model& model, int reps, double ratio, double sc
     Row row = base;
     row.mode = mode;
     row.step = median(*times);
+    std::vector<double> over_max, over_sequential;
+    for (std::size_t i = 0; i < times->size(); ++i) {
+      over_max.push_back((*times)[i] / std::max(compute_alone[i], comm_in_rep[i]));
+      over_sequential.push_back((*times)[i] / seq[i]);
+    }
+    row.step_over_max = median(over_max);
+    row.step_over_sequential = median(over_sequential);
     rows.push_back(row);
   }
   return rows;
@@ -371,8 +390,8 @@ int main(int argc, char** argv) {
               "raw_mpi", "seq", "step/max", "step/seq", "overlap");
   for (const auto& r : rows)
     std::printf("%-10s %-17s %9.1f %9.1f %9.1f %9.1f %9.1f %8.2f %8.2f %8.2f\n", r.model.c_str(), r.mode.c_str(),
-                r.step * 1e3, r.compute * 1e3, r.comm * 1e3, r.raw_mpi * 1e3, r.sequential * 1e3,
-                r.step / std::max(r.compute, r.comm), r.step / r.sequential, r.efficiency());
+                r.step * 1e3, r.compute * 1e3, r.comm * 1e3, r.raw_mpi * 1e3, r.sequential * 1e3, r.step_over_max,
+                r.step_over_sequential, r.efficiency());
   std::printf("\n%-8s %12s %12s %10s\n", "bytes", "blocking_us", "async_us", "delta_us");
   for (const auto& l : latency)
     std::printf("%-8zu %12.2f %12.2f %10.2f\n", l.bytes, l.blocking_us, l.async_us, l.async_us - l.blocking_us);
@@ -385,7 +404,9 @@ int main(int argc, char** argv) {
       const auto& r = rows[i];
       out << (i ? ", " : "") << "{\"model\": \"" << r.model << "\", \"mode\": \"" << r.mode << "\", \"step_s\": " << r.step
           << ", \"compute_s\": " << r.compute << ", \"comm_s\": " << r.comm << ", \"raw_mpi_s\": " << r.raw_mpi
-          << ", \"sequential_s\": " << r.sequential << ", \"overlap_efficiency\": " << r.efficiency() << "}";
+          << ", \"sequential_s\": " << r.sequential << ", \"step_over_max\": " << r.step_over_max
+          << ", \"step_over_sequential\": " << r.step_over_sequential << ", \"overlap_efficiency\": " << r.efficiency()
+          << "}";
     }
     out << "], \"small_all_reduce\": [";
     for (std::size_t i = 0; i < latency.size(); ++i)
