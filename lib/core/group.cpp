@@ -80,6 +80,7 @@ void Group::release() noexcept {
   staging.reset();
   fusion.reset();
   device_p2p.reset();
+  p2p_types.reset();  // MPI_Type_free, while MPI lives
   shm.reset();  // MPI_Win_free: collective over `local`, before it goes
   if (finalized) {  // MPI took the communicators with it
     comm = control = local = leaders = across = MPI_COMM_NULL;

@@ -91,6 +91,10 @@ class Group {
   std::shared_ptr<void> fusion;
   // Device isend/irecv not launched yet (lib/tensors/p2p.cpp): NCCL runs them as one group.
   std::shared_ptr<void> device_p2p;
+  // Point-to-point datatypes kept for the addresses they describe (mpi/p2p_messages.hpp,
+  // MessageTypes), made at the first message past the packing limit; p2p_types_once guards it.
+  std::shared_ptr<void> p2p_types;
+  std::once_flag p2p_types_once;
   // The non-blocking collectives' queue and thread (core/async_lane.hpp), made at the first
   // async call; drained before any blocking call on the group and before the group goes.
   std::shared_ptr<AsyncLane> lane;

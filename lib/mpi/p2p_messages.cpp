@@ -81,6 +81,30 @@ std::string describe_unreceived(MPI_Message& message, const MPI_Status& status) 
   return text + ", " + std::to_string(whole.size()) + " bytes)";
 }
 
+MessageTypes::~MessageTypes() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;  // MPI took them with it
+  for (auto& e : entries_)
+    if (e.type != MPI_DATATYPE_NULL) MPI_Type_free(&e.type);
+}
+
+MPI_Datatype MessageTypes::get(const MessageHeader* header, const void* payload, std::size_t bytes) {
+  std::lock_guard lock(mutex_);
+  Entry* oldest = &entries_[0];
+  for (auto& e : entries_) {
+    if (e.type != MPI_DATATYPE_NULL && e.header == header && e.payload == payload && e.bytes == bytes) {
+      e.used = ++clock_;
+      return e.type;
+    }
+    if (e.used < oldest->used) oldest = &e;
+  }
+  const MPI_Datatype made = header_and_payload(header, payload, bytes);
+  if (oldest->type != MPI_DATATYPE_NULL) MPI_Type_free(&oldest->type);
+  *oldest = Entry{header, payload, bytes, made, ++clock_};
+  return made;
+}
+
 Message::~Message() { release_type(); }
 
 Message::Message(Message&& other) noexcept
@@ -88,6 +112,7 @@ Message::Message(Message&& other) noexcept
       header_(other.header_),
       packed_(std::move(other.packed_)),
       type_(std::exchange(other.type_, MPI_DATATYPE_NULL)),
+      type_kept_(other.type_kept_),
       data_(other.data_),
       count_(other.count_),
       dtype_(other.dtype_),
@@ -100,11 +125,18 @@ Message::Message(Message&& other) noexcept
 }
 
 void Message::free_type() noexcept {
-  MPI_Type_free(&type_);
+  if (!type_kept_) MPI_Type_free(&type_);
   type_ = MPI_DATATYPE_NULL;
+  type_kept_ = false;
 }
 
-void Message::start_send(MPI_Comm comm, const void* data, std::size_t count, DataType dtype, int dest, int tag) {
+MPI_Datatype Message::make_type(const void* payload, std::size_t bytes, MessageTypes* types) {
+  type_kept_ = types != nullptr;
+  return types != nullptr ? types->get(&header_, payload, bytes) : header_and_payload(&header_, payload, bytes);
+}
+
+void Message::start_send(MPI_Comm comm, const void* data, std::size_t count, DataType dtype, int dest, int tag,
+                         MessageTypes* types) {
   receiving_ = false;
   source_ = dest;
   tag_ = tag;
@@ -117,11 +149,12 @@ void Message::start_send(MPI_Comm comm, const void* data, std::size_t count, Dat
     MPIDIST_MPI_CHECK(MPI_Isend(packed_.data(), static_cast<int>(packed_.size()), MPI_BYTE, dest, tag, comm, &request_));
     return;
   }
-  type_ = header_and_payload(&header_, data, bytes);
+  type_ = make_type(data, bytes, types);
   MPIDIST_MPI_CHECK(MPI_Isend(MPI_BOTTOM, 1, type_, dest, tag, comm, &request_));
 }
 
-void Message::start_recv(MPI_Comm comm, void* data, std::size_t count, DataType dtype, int src, int tag) {
+void Message::start_recv(MPI_Comm comm, void* data, std::size_t count, DataType dtype, int src, int tag,
+                         MessageTypes* types) {
   receiving_ = true;
   data_ = data;
   count_ = count;
@@ -138,7 +171,7 @@ void Message::start_recv(MPI_Comm comm, void* data, std::size_t count, DataType 
     MPIDIST_MPI_CHECK(MPI_Irecv(packed_.data(), static_cast<int>(packed_.size()), MPI_BYTE, src, tag, comm, &request_));
     return;
   }
-  type_ = header_and_payload(&header_, data, bytes);
+  type_ = make_type(data, bytes, types);
   MPIDIST_MPI_CHECK(MPI_Irecv(MPI_BOTTOM, 1, type_, src, tag, comm, &request_));
 }
 

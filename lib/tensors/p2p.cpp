@@ -78,6 +78,13 @@ std::uint64_t record_start(Group& group, const char* operation, const BufferView
   return ctx->recorder->begin(group.key, -1, 0, group.hash, call, 0.0f);
 }
 
+// The group's kept datatypes, for a payload past the packing limit; nullptr below it.
+mpi::MessageTypes* types_for(Group& group, const BufferView& buffer) {
+  if (buffer.bytes() <= mpi::packing_limit) return nullptr;
+  std::call_once(group.p2p_types_once, [&] { group.p2p_types = std::make_shared<mpi::MessageTypes>(); });
+  return static_cast<mpi::MessageTypes*>(group.p2p_types.get());
+}
+
 void record_end(Group& group, std::uint64_t id, bool failed) noexcept {
   if (id == 0) return;
   if (Context* ctx = context_if_initialized(); ctx != nullptr && ctx->recorder)
@@ -120,9 +127,11 @@ class P2POps {
     try {
       if (receiving)
         p.message.start_recv(group_->comm, buffer.data(), buffer.count(), buffer.dtype(),
-                             p.peer == any_source ? MPI_ANY_SOURCE : p.peer, p.tag == any_tag ? MPI_ANY_TAG : p.tag);
+                             p.peer == any_source ? MPI_ANY_SOURCE : p.peer, p.tag == any_tag ? MPI_ANY_TAG : p.tag,
+                             types_for(*group_, buffer));
       else
-        p.message.start_send(group_->comm, buffer.data(), buffer.count(), buffer.dtype(), p.peer, p.tag);
+        p.message.start_send(group_->comm, buffer.data(), buffer.count(), buffer.dtype(), p.peer, p.tag,
+                             types_for(*group_, buffer));
     } catch (...) {
       record_end(*group_, record_start(*group_, recorded_as, buffer, p.peer, p.tag), true);
       throw;
