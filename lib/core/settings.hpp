@@ -53,6 +53,10 @@ struct Settings {
   HostAllReduce host_all_reduce = HostAllReduce::Auto;
   /// MPIDIST_FUSION_BYTES: the most bytes all_reduce_many packs into one collective.
   std::size_t fusion_bytes = default_fusion_bytes;
+  /// Whether MPI may move a large message between two ranks of a node in one copy, on some rank
+  /// of the job (mpi/copy_mechanism.hpp; not a variable of ours). The segment's uneven
+  /// collectives hand blocks past 4 MiB to MPI only then (shm/exchange.cpp).
+  bool mpi_single_copy = true;
 };
 
 /// Collective over `comm`: parses the variables on every rank, then checks that all ranks hold the

@@ -48,7 +48,10 @@ std::string async_progress() {
                                  : ctx->thread_level == MPI_THREAD_FUNNELED ? "Funneled"
                                                                              : "Single") +
                      ": host collectives within a node progress on the communicator's thread; steps that need MPI";
-  const std::string uneven = "all_to_all with split counts, all_to_all and all_gather_v past 4 MiB a rank";
+  // Past 4 MiB a rank they take MPI only where MPI moves large messages in one copy.
+  const std::string uneven = ctx->settings.mpi_single_copy
+                                 ? "all_to_all with split counts, all_to_all and all_gather_v past 4 MiB a rank"
+                                 : "all_to_all with split counts";
   text += ctx->topology.num_nodes > 1 ? " (" + uneven + ", and this job's collectives across its " +
                                             std::to_string(ctx->topology.num_nodes) + " nodes)"
                                       : " (" + uneven + "; across nodes, none in this one-node job)";

@@ -12,6 +12,7 @@
 #include "core/device_backend.hpp"
 #include "core/mpi_check.hpp"
 #include "core/rank_prefix.hpp"
+#include "mpi/copy_mechanism.hpp"
 #include "watch/call_scope.hpp"
 #include "watch/fatal_signals.hpp"
 #include "watch/final_check.hpp"
@@ -86,6 +87,9 @@ void start(int* argc, char*** argv, ThreadLevel level, MPI_Comm adopt) {
   }
   // Settings are agreed before anything depends on them; a disagreement is an Error everywhere.
   ctx->settings = agree_on_settings(ctx->world->control);
+  int once = mpi::may_copy_large_messages_once() ? 1 : 0;  // alike everywhere: any rank's yes
+  MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &once, 1, MPI_INT, MPI_MAX, ctx->world->control));
+  ctx->settings.mpi_single_copy = once != 0;
   discover_topology(*ctx);
   // Before any CUDA call that needs a context: this rank's device, never device 0 by default.
   make_rank_device_current(ctx->topology.local_rank);

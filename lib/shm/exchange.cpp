@@ -3,7 +3,7 @@
 // it has more to send; once every rank has posted, each copies the pieces meant for it out of the
 // others' halves. The steps go on until no rank has more, which every rank reads alike from the
 // headers, so ranks that send different amounts (all_to_all's splits) still take the same steps.
-// The first step's headers also carry each rank's total: above `mpi_from_bytes` the ranks switch
+// The first step's headers also carry each rank's total: above `mpi_from_bytes()` the ranks switch
 // to MPI together, at the cost of one flag round instead of a vote.
 // A step whose header and pieces fit the sender's control line (`Segment::inline_bytes`) goes
 // there instead, beside the flag: a reader then pulls one cache line from the sender instead of
@@ -27,11 +27,15 @@
 namespace mpidist::detail::shm {
 namespace {
 
-// A rank sending more than this to the others takes MPI. The segment copies every byte twice;
-// measured on the reference machine, it beat MPI_Alltoall up to 16 MiB at 2 and 4 ranks
-// (0.78-0.89 to 1 MiB, 0.92-0.98 at 4-16 MiB), but there Open MPI has no single-copy mechanism,
-// which elsewhere moves large messages in one copy: beyond a few MiB MPI keeps them.
-constexpr std::size_t mpi_from_bytes = std::size_t{4} << 20;
+// A rank sending more than this to the others takes MPI, where MPI may move a large message in
+// one copy (Settings::mpi_single_copy: Open MPI's vader with CMA, XPMEM or KNEM): the segment copies
+// every byte twice. Where MPI copies twice as well (in and out of its fragments), the segment stays
+// ahead at every size and keeps every block.
+constexpr std::size_t one_copy_mpi_from_bytes = std::size_t{4} << 20;
+
+std::size_t mpi_from_bytes(const char* operation) {
+  return settings(operation).mpi_single_copy ? one_copy_mpi_from_bytes : SIZE_MAX;
+}
 // The header holds two words per rank: a group this large would leave little of a half for data.
 constexpr int exchange_max_ranks = 256;
 
@@ -278,7 +282,7 @@ struct Plan {
   std::size_t steps;
 };
 
-Plan known_plan(const mpi::Exchange& e) {
+Plan known_plan(const mpi::Exchange& e, const char* operation) {
   const std::size_t n = static_cast<std::size_t>(e.size), element = size_of(e.dtype), room = shm::room(e.size);
   std::size_t most = 0, steps = 0;
   // A rank sending `block` bytes to each of `destinations` others (one copy for all if shared).
@@ -298,14 +302,14 @@ Plan known_plan(const mpi::Exchange& e) {
     case mpi::Exchange::Shape::Scatter: sends(e.recv_counts[root] * element, n - 1, false); break;
     case mpi::Exchange::Shape::AllToAllV: break;
   }
-  return Plan{most > mpi_from_bytes, steps};
+  return Plan{most > mpi_from_bytes(operation), steps};
 }
 
 }  // namespace
 
 bool exchange_without_mpi(const mpi::Exchange& e, const char* operation) {
   return takes_exchange(*e.group, operation) && e.shape != mpi::Exchange::Shape::AllToAllV &&
-         !known_plan(e).to_mpi;
+         !known_plan(e, operation).to_mpi;
 }
 
 namespace {
@@ -359,7 +363,8 @@ Split exchange_split(Group& group, const mpi::Exchange* e, Standing mine, std::s
   }
   // The headers say who has more, and in the first step each rank's total (and vote).
   Steps steps(seg, *e, operation);
-  const bool hold_back = steps.total() > mpi_from_bytes;
+  const std::size_t mpi_from = mpi_from_bytes(operation);
+  const bool hold_back = steps.total() > mpi_from;
   for (bool first = true;; first = false) {
     const std::uint64_t step = steps.write(first && hold_back);
     seg.wait(Segment::posted(step), operation);
@@ -368,7 +373,7 @@ Split exchange_split(Group& group, const mpi::Exchange* e, Standing mine, std::s
     bool anyone_more = false, to_mpi = false;
     for (int r = 0; r < size; ++r) {
       anyone_more = anyone_more || more_of(seg, r, step);
-      to_mpi = to_mpi || (first && total_of(seg, r, step, size) > mpi_from_bytes);
+      to_mpi = to_mpi || (first && total_of(seg, r, step, size) > mpi_from);
     }
     if (to_mpi) {  // every rank read the same totals
       mpi::exchange(*e);
@@ -392,7 +397,7 @@ void exchange(const mpi::Exchange& e, const char* operation) {
   // Every rank knows the plan: no call moves nothing through the segment, and a rank waits only
   // for the ranks it receives from (scatter's root and gather's others for none).
   Segment& seg = segment(*e.group, operation);
-  const Plan plan = known_plan(e);
+  const Plan plan = known_plan(e, operation);
   if (plan.to_mpi) return mpi::exchange(e);
   Steps steps(seg, e, operation);
   steps.copy_own_block();

@@ -140,9 +140,10 @@ TEST_F(Uneven, AllToAllOneRankReceivesEverything) {
   equal_blocks(mpidist::world(), 2);  // and the ranks are still in step
 }
 
-// On one node the blocks go through the segment in steps of at most a quarter MiB a rank, and from
-// 4 MiB a rank through MPI (the ranks decide alike in the first step): blocks over several steps,
-// ranks that need different numbers of steps, and a call past the switch.
+// On one node the blocks go through the segment in steps of at most a quarter MiB a rank, and,
+// where MPI moves large messages in one copy (the uneven-single-copy run), from 4 MiB a rank
+// through MPI (the ranks decide alike in the first step): blocks over several steps, ranks that
+// need different numbers of steps, and a call past the switch.
 TEST_F(Uneven, BlocksLargerThanOneStep) {
   uneven_blocks(mpidist::world(), [](int i, int j) { return static_cast<std::size_t>((i * 3 + j) % 4) * 40000; });
   uneven_blocks(mpidist::world(), [](int i, int j) { return i == 0 && j > 0 ? std::size_t{150000} : std::size_t{1}; });
