@@ -111,7 +111,7 @@ std::string describe_disagreement(MPI_Comm comm, const std::vector<Variable>& mi
 
 }  // namespace
 
-Settings agree_on_settings(MPI_Comm comm) {
+Settings agree_on_settings(MPI_Comm comm, bool mpi_single_copy_here) {
   const std::vector<Variable> mine{{"MPIDIST_VALIDATE", read("MPIDIST_VALIDATE")},
                                    {"MPIDIST_BACKEND", read("MPIDIST_BACKEND")},
                                    {"MPIDIST_TIMEOUT", read("MPIDIST_TIMEOUT")},
@@ -141,9 +141,11 @@ Settings agree_on_settings(MPI_Comm comm) {
   // CPU-only job: on a 16-core H200 node the check made a 4 B host all_reduce 4.8x slower than
   // MPI_Allreduce (4.4 against 0.9 us). Decided for the whole job, and per call from the memory
   // its ranks pass: ranks that disagree on checking would hang each other.
-  int any_device = cuda_device_count() > 0 ? 1 : 0;
-  MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &any_device, 1, MPI_INT, MPI_MAX, comm));
-  settings.any_device = any_device != 0;
+  // The same round carries the MPI's single copy: any rank's yes keeps the segment's 4 MiB handover.
+  int any[2] = {cuda_device_count() > 0 ? 1 : 0, mpi_single_copy_here ? 1 : 0};
+  MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, any, 2, MPI_INT, MPI_MAX, comm));
+  settings.any_device = any[0] != 0;
+  settings.mpi_single_copy = any[1] != 0;
   if (validate) settings.validate = *validate;
   else settings.validate_device_calls = settings.any_device;
   return settings;

@@ -61,8 +61,9 @@ struct Settings {
 
 /// Collective over `comm`: parses the variables on every rank, then checks that all ranks hold the
 /// same values. A malformed value on any rank, or ranks that disagree, is the same Error on every
-/// rank, naming each rank's value.
-Settings agree_on_settings(MPI_Comm comm);
+/// rank, naming each rank's value. `mpi_single_copy_here` is this rank's answer for
+/// Settings::mpi_single_copy (mpi/copy_mechanism.hpp), agreed as any rank's yes.
+Settings agree_on_settings(MPI_Comm comm, bool mpi_single_copy_here);
 
 /// The settings of the running job (Error before initialization).
 const Settings& settings(const char* operation);

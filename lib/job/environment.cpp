@@ -86,10 +86,7 @@ void start(int* argc, char*** argv, ThreadLevel level, MPI_Comm adopt) {
     throw;
   }
   // Settings are agreed before anything depends on them; a disagreement is an Error everywhere.
-  ctx->settings = agree_on_settings(ctx->world->control);
-  int once = mpi::may_copy_large_messages_once() ? 1 : 0;  // alike everywhere: any rank's yes
-  MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &once, 1, MPI_INT, MPI_MAX, ctx->world->control));
-  ctx->settings.mpi_single_copy = once != 0;
+  ctx->settings = agree_on_settings(ctx->world->control, mpi::may_copy_large_messages_once());
   discover_topology(*ctx);
   // Before any CUDA call that needs a context: this rank's device, never device 0 by default.
   make_rank_device_current(ctx->topology.local_rank);

@@ -125,13 +125,13 @@ class P2POps {
     // Recorded once posted: a send leaves a few hundred instructions sooner (the ping-pong's
     // latency), and an op that MPI refuses is recorded as failed.
     try {
+      mpi::MessageTypes* types = types_for(*group_, buffer);
       if (receiving)
         p.message.start_recv(group_->comm, buffer.data(), buffer.count(), buffer.dtype(),
                              p.peer == any_source ? MPI_ANY_SOURCE : p.peer, p.tag == any_tag ? MPI_ANY_TAG : p.tag,
-                             types_for(*group_, buffer));
+                             types);
       else
-        p.message.start_send(group_->comm, buffer.data(), buffer.count(), buffer.dtype(), p.peer, p.tag,
-                             types_for(*group_, buffer));
+        p.message.start_send(group_->comm, buffer.data(), buffer.count(), buffer.dtype(), p.peer, p.tag, types);
     } catch (...) {
       record_end(*group_, record_start(*group_, recorded_as, buffer, p.peer, p.tag), true);
       throw;
