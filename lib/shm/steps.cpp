@@ -18,24 +18,20 @@ std::uint64_t reduce_chunk(Segment& seg, const char* operation, const Layout& la
   const std::size_t e = red.element;
   const auto [lo, hi] = slice(bytes / e, seg.size(), seg.rank(), e);
   // Only the slices that the other ranks reduce are copied in: this rank reads its own slice
-  // straight from its input, where the slice lies in one buffer (the same bytes, so the same sums).
-  const std::byte* own = hi > lo ? layout.input_run(first + lo * e, (hi - lo) * e) : nullptr;
-  if (own) {
-    layout.gather(first, lo * e, mine);
-    layout.gather(first + hi * e, bytes - hi * e, mine + hi * e);
-  } else {
-    layout.gather(first, bytes, mine);
-  }
+  // straight from its input (the same bytes, so the same sums), buffer by buffer where the slice
+  // spans several of a list.
+  layout.gather(first, lo * e, mine);
+  layout.gather(first + hi * e, bytes - hi * e, mine + hi * e);
   seg.post(Segment::posted(step));
   seg.wait(Segment::posted(step), operation);
-  if (hi > lo) {
-    Sources sources(seg.size());
-    sources.fill(seg, step, lo * e);
-    if (own) sources.data()[seg.rank()] = own;
-    std::byte* dest = (own_out ? own_out : mine) + lo * e;
-    reduce(dest, sources.data(), seg.size(), hi - lo, red.dtype, red.op);
-    if (red.divisor > 0) mpi::divide(dest, hi - lo, red.dtype, red.divisor);
-  }
+  std::byte* dest = (own_out ? own_out : mine) + lo * e;
+  Sources sources(seg.size());
+  layout.visit(first + lo * e, (hi - lo) * e, [&](const Piece& p, std::size_t at, std::size_t done, std::size_t n) {
+    sources.fill(seg, step, lo * e + done);
+    sources.data()[seg.rank()] = static_cast<const std::byte*>(p.in) + at;
+    reduce(dest + done, sources.data(), seg.size(), n / e, red.dtype, red.op);
+    if (red.divisor > 0) mpi::divide(dest + done, n / e, red.dtype, red.divisor);
+  });
   seg.post(Segment::finished(step));
   return step;
 }

@@ -56,14 +56,6 @@ class Layout {
       std::memcpy(static_cast<std::byte*>(p.out) + at, from + done, n);
     });
   }
-  // The input bytes [first, first + bytes) when they lie in one piece, else null.
-  const std::byte* input_run(std::size_t first, std::size_t bytes) const {
-    const std::byte* run = nullptr;
-    visit(first, bytes, [&](const Piece& p, std::size_t at, std::size_t done, std::size_t n) {
-      if (done == 0 && n == bytes) run = static_cast<const std::byte*>(p.in) + at;
-    });
-    return run;
-  }
 
  private:
   std::span<const Piece> pieces_;
