@@ -7,8 +7,9 @@
 //               (BucketOptions::stream = false)
 // and beside them compute alone, communication alone (all_reduce_many, and raw MPI_Allreduce of the
 // same bytes in one buffer), and overlap efficiency = (sequential - step) / min(compute, comm).
-// Communication alone is measured again in every rep, and step/max and step/seq are the medians
-// of each rep's own ratios: the reference machine changes speed from minute to minute.
+// Communication alone is measured again in every rep, compute is set from it (--compute-ratio),
+// and step/max and step/seq are the medians of each rep's own ratios: the reference machine
+// changes speed from minute to minute.
 // Then the cost of wait() on small all-reduces: all_reduce_async + wait against all_reduce.
 // --timeline adds, per model, the buckets' step of median time bucket by bucket on every rank
 // (print_timeline).
@@ -222,8 +223,10 @@ std::vector<Row> run_model(const Model& model, int reps, double ratio, double sc
     MPI_Allreduce(MPI_IN_PLACE, flat.data(), static_cast<int>(flat.size()), MPI_FLOAT, MPI_SUM, mpidist::communicator());
     if (r > 0) raw.push_back(slowest(seconds_since(t)));
   }
-  const double comm_time = median(comm);
-  const double compute = comm_time * ratio;  // backward chosen near the communication time
+  // Backward is chosen near the communication time: at first from the runs above, then in every
+  // rep from that rep's own communication alone, so that a rep after the machine changed speed
+  // still compares compute and communication at the ratio asked for.
+  double compute = median(comm) * ratio;
   // GradientBuckets takes the gradients in the order backward produces them: the last layer's first.
   const std::vector<mpidist::BufferView> produced(g.views.rbegin(), g.views.rend());
   mpidist::GradientBuckets buckets(produced, {.bucket_bytes = bucket_bytes, .op = mpidist::ReduceOp::Avg});
@@ -236,17 +239,18 @@ std::vector<Row> run_model(const Model& model, int reps, double ratio, double sc
   std::vector<std::vector<double>> lines;
   std::vector<std::vector<double>> alone(buckets.bucket_count());
   for (int r = 0; r < reps + 1; ++r) {
-    mpidist::barrier();
-    auto t = Clock::now();
-    backward(g, compute, [](std::size_t) {});
-    if (r > 0) compute_alone.push_back(slowest(seconds_since(t)));
-
     g.fill();  // communication alone again, in every rep: the machine's speed may have changed
     mpidist::barrier();
-    t = Clock::now();
+    auto t = Clock::now();
     mpidist::all_reduce_many(g.views, mpidist::ReduceOp::Avg);
-    if (r > 0) comm_in_rep.push_back(slowest(seconds_since(t)));
+    const double comm_now = slowest(seconds_since(t));
+    if (r > 0) comm_in_rep.push_back(comm_now), compute = comm_now * ratio;
     check("all_reduce_many");
+
+    mpidist::barrier();
+    t = Clock::now();
+    backward(g, compute, [](std::size_t) {});
+    if (r > 0) compute_alone.push_back(slowest(seconds_since(t)));
 
     g.fill();
     mpidist::barrier();
