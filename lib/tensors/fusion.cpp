@@ -143,7 +143,8 @@ void run_batch(Group& group, const char* name, const std::vector<shm::Piece>& pi
   Call call{CollectiveKind::AllReduce, name, pieces[0].in, pieces[0].out, bytes / size_of(dtype), dtype, op, 0,
             nullptr, &group, size, rank, -1};
   if (gate && (pieces.size() == 1 || !shm::accepts(call, true))) (*gate)(index.back());
-  if (pieces.size() == 1) return choose_transport(call).run(call);
+  // first_accepting: this may run on the lane while the caller issues more on the group.
+  if (pieces.size() == 1) return first_accepting(call).run(call);
   if (shm::accepts(call, true)) {
     if (!gate) return shm::all_reduce_pieces(group, name, pieces, dtype, op);
     std::size_t piece = 0, end_of_piece = pieces[0].bytes;
@@ -159,7 +160,7 @@ void run_batch(Group& group, const char* name, const std::vector<shm::Piece>& pi
   std::size_t at = 0;
   for (const auto& p : pieces) std::memcpy(buffer.data() + at, p.in, p.bytes), at += p.bytes;
   call.in = call.out = buffer.data();
-  choose_transport(call).run(call);
+  first_accepting(call).run(call);
   at = 0;
   for (const auto& p : pieces) std::memcpy(p.out, buffer.data() + at, p.bytes), at += p.bytes;
 }

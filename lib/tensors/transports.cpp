@@ -74,6 +74,12 @@ constexpr std::array table{
 
 std::span<const Transport> transports() noexcept { return table; }
 
+const Transport& first_accepting(const Call& call) {
+  for (const auto& transport : table)
+    if (transport.accepts(call)) return transport;
+  return table.back();  // not reached: the last entry accepts every call
+}
+
 const Transport& choose_transport(const Call& call) {
   // Every row's test is a function of the call's shape below, the group (its topology and
   // placement, fixed at creation) and the job's settings (fixed at initialization): a call shaped
@@ -85,12 +91,7 @@ const Transport& choose_transport(const Call& call) {
       last.dtype == static_cast<int>(call.dtype) && last.op == static_cast<int>(call.op) &&
       last.device == call.device && last.size == call.size)
     return *static_cast<const Transport*>(last.transport);
-  const Transport* chosen = &table.back();  // the last entry accepts every call
-  for (const auto& transport : table)
-    if (transport.accepts(call)) {
-      chosen = &transport;
-      break;
-    }
+  const Transport* chosen = &first_accepting(call);
   if (cached)
     last = Group::Route{chosen, static_cast<int>(call.kind), static_cast<int>(call.dtype), static_cast<int>(call.op),
                         call.device, call.size, call.count};

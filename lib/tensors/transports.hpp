@@ -30,7 +30,11 @@ struct Transport {
 /// Every transport, in order of preference.
 std::span<const Transport> transports() noexcept;
 
-/// The first transport that accepts `call`.
+/// The first transport that accepts `call`, remembered per group for the next call of the same
+/// shape. The issuing thread only: a step on a communicator's lane, which runs while the caller
+/// issues more, takes first_accepting instead.
 const Transport& choose_transport(const Call& call);
+/// The first transport that accepts `call`, looked up anew.
+const Transport& first_accepting(const Call& call);
 
 }  // namespace mpidist::detail
