@@ -102,9 +102,11 @@ class Group {
   // one), and the group's ranks on each of its nodes when every node holds the same number, else 0.
   // lib/shm's host all-reduce chooses by them (MPI, leader-only or 2D). Worked out by lib/shm from
   // the job's placement table at the group's first cross-node all-reduce, so the same on every
-  // member; -1 until then.
-  int spans_hosts = -1;
-  int ranks_per_node = -1;
+  // member; -1 until then. Atomic: at ThreadLevel::Multiple the lane's step and the caller's next
+  // issue may be first at once; spans_hosts is stored first, so a reader that sees ranks_per_node
+  // set sees both.
+  std::atomic<int> spans_hosts{-1};
+  std::atomic<int> ranks_per_node{-1};
   // The transport the group's last tensor collective took (lib/tensors/transports.cpp, type-erased:
   // core knows no transport) and the call's shape, everything the choice reads that differs from
   // call to call. A loop of one collective skips the table; only the thread inside a call touches it.

@@ -122,8 +122,8 @@ void work_out_nodes(Group& group) {
   }
   std::erase(per_node, 0);
   const bool even = std::all_of(per_node.begin(), per_node.end(), [&](int n) { return n == per_node.front(); });
-  group.ranks_per_node = even ? per_node.front() : 0;
   group.spans_hosts = hosts ? 1 : 0;
+  group.ranks_per_node = even ? per_node.front() : 0;
 }
 
 // How an all-reduce on a group spanning nodes travels. The same on every member: it depends only
@@ -134,8 +134,9 @@ enum class AcrossNodes { Mpi, Leader, TwoD };
 AcrossNodes across_nodes(const Call& call) {
   Group& group = *call.group;
   if (group.ranks_per_node < 0) work_out_nodes(group);
+  const int ranks_per_node = group.ranks_per_node;
   // The 2D path needs equal slices on every node, and more than one rank a node to slice for.
-  const bool two_d = group.ranks_per_node > 1;
+  const bool two_d = ranks_per_node > 1;
   switch (settings(call.name).host_all_reduce) {
     case HostAllReduce::Mpi: return AcrossNodes::Mpi;
     case HostAllReduce::Shm: return AcrossNodes::Leader;
@@ -143,8 +144,8 @@ AcrossNodes across_nodes(const Call& call) {
     case HostAllReduce::Auto: break;
   }
   if (group.spans_hosts == 1) {
-    if (group.ranks_per_node > 1) return AcrossNodes::Mpi;   // 2 + 2: MPI, the 2D and leader paths lost
-    if (group.ranks_per_node == 0) return AcrossNodes::Leader;  // 3 + 1: the leader path won at every size
+    if (ranks_per_node > 1) return AcrossNodes::Mpi;   // 2 + 2: MPI, the 2D and leader paths lost
+    if (ranks_per_node == 0) return AcrossNodes::Leader;  // 3 + 1: the leader path won at every size
   }
   // One host (simulated nodes), or one rank a node (1 + 1): the crossover measured on one host.
   const std::size_t bytes = call.count * size_of(call.dtype);
