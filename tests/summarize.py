@@ -7,7 +7,8 @@ Each LOG_DIR is a build's meson-logs (one per MPI: openmpi=build/meson-logs mpic
 With more than one, a line per labelled run comes first; the last line is always the total.
 GoogleTest suites contribute one case per TEST (from the JUnit log); other tests count as one
 case each. A test that failed without a failing case in the log (a crash, a timeout, a missing
-report) counts as one failed case, so nothing that failed can be hidden.
+report) counts as one failed case, and so does a LOG_DIR without a test log (a build that failed),
+so nothing that failed can be hidden.
 """
 import json
 import re
@@ -20,6 +21,10 @@ def count(logs):
     """(passed, failed) test cases of the run logged in `logs`: meson's testlog, and the waiting
     lane's testlog-waiting where tests/run.sh ran one beside it."""
     passed = failed = 0
+    if not (logs / "testlog.json").exists() or not (logs / "testlog.junit.xml").exists():
+        # The stage never ran its tests (its build failed): one failure, not a traceback.
+        print(f"{logs}: no test log: the build or its test run did not finish", file=sys.stderr)
+        return 0, 1
     for base in ("testlog", "testlog-waiting"):
         if base == "testlog" or (logs / f"{base}.json").exists():
             p, f = count_log(logs, base)

@@ -24,10 +24,11 @@ std::uint64_t reduce_chunk(Segment& seg, const char* operation, const Layout& la
   layout.gather(first + hi * e, bytes - hi * e, mine + hi * e);
   seg.post(Segment::posted(step));
   seg.wait(Segment::posted(step), operation);
-  std::byte* dest = (own_out ? own_out : mine) + lo * e;
+  const std::size_t own_first = lo * e;  // a named copy: clang before 16 cannot capture a binding
+  std::byte* dest = (own_out ? own_out : mine) + own_first;
   Sources sources(seg.size());
-  layout.visit(first + lo * e, (hi - lo) * e, [&](const Piece& p, std::size_t at, std::size_t done, std::size_t n) {
-    sources.fill(seg, step, lo * e + done);
+  layout.visit(first + own_first, (hi - lo) * e, [&](const Piece& p, std::size_t at, std::size_t done, std::size_t n) {
+    sources.fill(seg, step, own_first + done);
     sources.data()[seg.rank()] = static_cast<const std::byte*>(p.in) + at;
     reduce(dest + done, sources.data(), seg.size(), n / e, red.dtype, red.op);
     if (red.divisor > 0) mpi::divide(dest + done, n / e, red.dtype, red.divisor);
