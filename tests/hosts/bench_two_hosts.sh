@@ -8,6 +8,8 @@
 #     and OUTDIR/OP-A+B.txt (the table, then the bytes that crossed the veth during the run).
 #     e.g. tests/hosts/bench_two_hosts.sh 2+2 out all_reduce -b 4 -e 64M -f 4
 #   env: MPIDIST_BENCH   the mpidist-bench to run (default build/benchmarks/mpidist-bench)
+#        MPIDIST_HOST_CPUS="A B"  each host's processes on CPUs of its own (taskset lists, e.g. "0 1"),
+#                        as separate machines have; unset, both hosts share every core (cluster.sh)
 #        MPIDIST_*       every other MPIDIST_ variable set here reaches the ranks on both hosts
 #                        (e.g. MPIDIST_HOST_ALLREDUCE=shm)
 #        OMPI_*          as for any mpiexec; the defaults of apps/setup.sh are filled in where unset
@@ -17,7 +19,7 @@
 # runs at memory speed: see docs/benchmarks.md, "Across two hosts", for what the numbers mean.
 set -uo pipefail
 me=$(basename "$0")
-usage() { sed -n '6,13s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+usage() { sed -n '6,15s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 [ $# -ge 3 ] || usage
 [[ $1 =~ ^[1-9][0-9]*\+[1-9][0-9]*$ ]] || { echo "$me: layout '$1' is not A+B (ranks on each host, e.g. 2+2)" >&2; usage; }
 layout=$1 outdir=$2 op=$3
@@ -54,7 +56,7 @@ cluster_up
 # Only -x variables reach the ranks on host B: pass on the caller's MPIDIST_ settings.
 forward=()
 for name in $(compgen -e | grep '^MPIDIST_'); do
-  case $name in MPIDIST_NETNS | MPIDIST_BENCH) ;; *) forward+=(-x "$name") ;; esac
+  case $name in MPIDIST_NETNS | MPIDIST_NETNS_CPUS | MPIDIST_HOST_CPUS | MPIDIST_BENCH) ;; *) forward+=(-x "$name") ;; esac
 done
 ((${#forward[@]} == 0)) || echo "# passed to every rank: ${forward[*]}"
 echo "# $bench $*"

@@ -9,6 +9,7 @@
 #   cluster_up         the namespaces, the veth, host names, $tmp/hostfile; then on_host_a (a command
 #                      prefix: run on host A) and mpiexec_args (mpiexec across both hosts over TCP)
 #   veth_bytes         bytes that crossed the veth so far, both directions
+# MPIDIST_HOST_CPUS="A B" gives each host CPUs of its own (taskset lists), see cluster_up.
 # The caller defines skip REASON (the kernel refuses the namespaces) and bail REASON (anything else is
 # missing or broken), each of which exits, before cluster_up.
 
@@ -82,6 +83,17 @@ except ConnectionRefusedError:
   mpiexec_args=(mpiexec -n "$ranks" --hostfile "$tmp/hostfile" --mca plm_rsh_agent "$cluster_here/netns_agent.sh"
                 --mca pml ob1 --mca btl tcp,self,vader
                 --mca btl_tcp_if_include "$subnet.0/24" --mca oob_tcp_if_include "$subnet.0/24")
+  # MPIDIST_HOST_CPUS="A B" (taskset lists, e.g. "0 1"): each host's processes on CPUs of its own, as
+  # separate machines have. Without it both hosts share every core, and each host's ranks count the
+  # machine's cores as their own (then a node's ranks spin for a peer that waits for their core).
+  if [ -n "${MPIDIST_HOST_CPUS:-}" ]; then
+    read -r cpus_a cpus_b <<<"$MPIDIST_HOST_CPUS"
+    [ -n "${cpus_b:-}" ] || bail "MPIDIST_HOST_CPUS='$MPIDIST_HOST_CPUS': give host A's and host B's CPUs, e.g. '0 1'"
+    export MPIDIST_NETNS_CPUS="$host_a=$cpus_a $host_b=$cpus_b"
+    on_host_a=(taskset -c "$cpus_a" "${on_host_a[@]}")
+    mpiexec_args+=(--bind-to none)  # Open MPI would otherwise bind each host's ranks across all cores
+    echo "# host CPUs: $host_a on $cpus_a, $host_b on $cpus_b"
+  fi
 }
 
 veth_bytes() {

@@ -14,4 +14,9 @@ if [ -z "$namespace" ]; then
   exit 255  # what ssh returns when it cannot reach the host
 fi
 # ssh joins its arguments into one line for the remote shell; eval does the same here.
-exec ip netns exec "$namespace" unshare --uts /bin/sh -c 'hostname "$1" && shift && eval "$*"' netns_agent "$host" "$@"
+cpus=
+for pair in ${MPIDIST_NETNS_CPUS:-}; do  # cluster.sh's MPIDIST_HOST_CPUS: the host's own CPUs
+  [ "${pair%%=*}" = "$host" ] && cpus=${pair#*=}
+done
+# shellcheck disable=SC2086  # ${cpus:+...}: no words without CPUs, "taskset -c CPUS" with them
+exec ${cpus:+taskset -c "$cpus"} ip netns exec "$namespace" unshare --uts /bin/sh -c 'hostname "$1" && shift && eval "$*"' netns_agent "$host" "$@"
