@@ -27,6 +27,10 @@ class Watchdog;
 struct Context {
   std::shared_ptr<Group> world;      // duplicate of the communicator mpidist was given
   Topology topology;                 // the world's, with every rank's placement
+  // The ranks on this rank's machine, every host that shares its kernel counted (namespaced hosts,
+  // containers), and how many CPUs they may run on together: whether a wait may spin.
+  int machine_ranks = 1;
+  int machine_cpus = 1;
   Settings settings;
   bool owns_mpi = false;             // mpidist called MPI_Init_thread and must finalize
   std::vector<std::weak_ptr<Group>> groups;       // every group made, freed at finalize()

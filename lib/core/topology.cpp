@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/context.hpp"
+#include "core/cpu_share.hpp"
 #include "core/mpi_check.hpp"
 #include "mpidist/error.hpp"
 
@@ -32,6 +33,8 @@ struct PlacementRecord {
   int node_rank;
   int local_rank;
   std::array<char, MPI_MAX_PROCESSOR_NAME + 1> host;
+  std::array<char, 64> machine;  // machine_id(), cut to fit (a boot id is 36 characters)
+  CpuMask cpus;
 };
 
 }  // namespace
@@ -65,15 +68,23 @@ void discover_topology(Context& ctx) {
   t.hostname.assign(host.data(), static_cast<std::size_t>(length));
 
   // The job-wide table, gathered once so topology() never communicates.
-  PlacementRecord mine{t.node_rank, t.local_rank, host};
+  PlacementRecord mine{t.node_rank, t.local_rank, host, {}, own_cpus()};
+  const std::string machine = machine_id(t.hostname);
+  machine.copy(mine.machine.data(), mine.machine.size() - 1);
   std::vector<PlacementRecord> all(static_cast<std::size_t>(t.world_size));
   MPIDIST_MPI_CHECK(
       MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, ctx.world->control));
   t.ranks.clear();
+  CpuMask machine_cpus{};
+  ctx.machine_ranks = 0;
   for (int r = 0; r < t.world_size; ++r) {
     const auto& record = all[static_cast<std::size_t>(r)];
     t.ranks.push_back({r, record.node_rank, record.local_rank, std::string(record.host.data())});
+    if (record.machine != mine.machine) continue;
+    ++ctx.machine_ranks;
+    for (std::size_t w = 0; w < machine_cpus.size(); ++w) machine_cpus[w] |= record.cpus[w];
   }
+  ctx.machine_cpus = count_cpus(machine_cpus);
 }
 
 }  // namespace detail

@@ -12,6 +12,7 @@
 #include "shm/collectives.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -39,6 +40,9 @@ namespace {
 // since its root reduces straight into its output) and 0.10-0.97 (all_gather, three runs); an
 // earlier, quieter run had found them even with MPI.
 constexpr std::size_t hierarchical_crossover = 16 * 1024;
+// Even nodes across real hosts leave 1-16 MiB to MPI (below).
+constexpr std::size_t mpi_band_from = std::size_t{1} << 20;
+constexpr std::size_t mpi_band_to = std::size_t{16} << 20;
 // That crossover holds on one host. Across real hosts (tests/hosts/bench_two_hosts.sh: two network
 // namespaces, TCP over a veth between them, shared memory within; benchmarks/results/
 // two-hosts-2026-11-25/README.md, "After: the host-aware choice"), the hierarchical path against
@@ -64,6 +68,13 @@ constexpr std::size_t hierarchical_crossover = 16 * 1024;
 //    per host against MPI's 1.5 N), MPI 0.98-1.39: auto takes the leader path at every size. The 2D
 //    path needs nodes of equal size and is not used there (2d runs the leader path).
 //  - 1 + 1: the leader path is MPI_Allreduce between the two ranks (even): the crossover stays.
+// Then on the quiet 16 cores of a GPU node, each host on 8 of its own (benchmarks/results/
+// two-hosts-2026-11-26-h200/README.md, three runs; the leaders swap below 64 KiB, further down):
+//  - 2 + 2: the leader path 0.89-0.97 below 16 KiB; the 2D path 0.72-0.89 at 16-256 KiB, 1.17-1.22
+//    at 1-16 MiB (MPI's four TCP streams beat two plus the segment's copies over a veth that costs
+//    CPU, not link time), 0.69 at 64 MiB (Open MPI's all-reduce faults memory in above 16 MiB);
+//    MPI itself 1.01 at 1-16 MiB. auto takes the best of each band.
+//  - 3 + 1: the leader path 0.62-0.94 at every size: auto keeps it.
 // On one host (simulated nodes) the 16 KiB crossover stays. The choice depends only on the settings,
 // the size and the job's placement table, the same on every rank: every member of the group takes
 // the same path (one rank in the hierarchical path and another in MPI_Allreduce would hang).
@@ -143,12 +154,16 @@ AcrossNodes across_nodes(const Call& call) {
     case HostAllReduce::TwoD: return two_d ? AcrossNodes::TwoD : AcrossNodes::Leader;
     case HostAllReduce::Auto: break;
   }
-  if (group.spans_hosts == 1) {
-    if (ranks_per_node > 1) return AcrossNodes::Mpi;   // 2 + 2: MPI, the 2D and leader paths lost
-    if (ranks_per_node == 0) return AcrossNodes::Leader;  // 3 + 1: the leader path won at every size
+  const std::size_t bytes = call.count * size_of(call.dtype);
+  // Across real hosts with more than one rank on some node (the measurements above): uneven nodes
+  // take the leader path at every size. Even ones take it below 16 KiB, MPI's all-reduce from 1 to
+  // 16 MiB, and the 2D path (every local rank carries a slice) between and above.
+  if (group.spans_hosts == 1 && ranks_per_node != 1) {
+    if (!two_d || bytes < hierarchical_crossover) return AcrossNodes::Leader;
+    if (bytes >= mpi_band_from && bytes <= mpi_band_to) return AcrossNodes::Mpi;
+    return AcrossNodes::TwoD;
   }
   // One host (simulated nodes), or one rank a node (1 + 1): the crossover measured on one host.
-  const std::size_t bytes = call.count * size_of(call.dtype);
   return bytes >= hierarchical_crossover ? AcrossNodes::Leader : AcrossNodes::Mpi;
 }
 
@@ -177,6 +192,30 @@ void all_reduce_pieces(Group& group, const char* operation, std::span<const Piec
   all_reduce_local(seg, operation, Layout(pieces), reduction_of(dtype, op, seg.size()), gate);
 }
 
+// The all-reduce of two leaders below TCP's eager limit (Open MPI's btl_tcp_eager_limit, 64 KiB):
+// one exchange and a reduction, leader 0's values first on both (the same bits). Open MPI's
+// all-reduce of two ranks takes two round trips from a few KiB on: with it the leader path measured
+// 1.38-1.45 x MPI_Allreduce at 4 KiB at 2 + 2 on the H200 node's two hosts, with the exchange
+// 0.86-0.95. From 64 KiB the exchange is a rendezvous (another round trip), and at 1-4 MiB it was
+// slower than MPI's all-reduce of the two: it is used below 64 KiB only.
+constexpr std::size_t leader_exchange_limit = 64 * 1024;
+
+void exchange_with_other_leader(MPI_Comm leaders, void* data, int count, MPI_Datatype type, MPI_Op op,
+                                std::size_t bytes) {
+  int me = 0;
+  MPIDIST_MPI_CHECK(MPI_Comm_rank(leaders, &me));
+  const int other = 1 - me;
+  std::array<std::byte, leader_exchange_limit> theirs;
+  MPIDIST_MPI_CHECK(
+      MPI_Sendrecv(data, count, type, other, 0, theirs.data(), count, type, other, 0, leaders, MPI_STATUS_IGNORE));
+  if (me == 1) {
+    MPIDIST_MPI_CHECK(MPI_Reduce_local(theirs.data(), data, count, type, op));  // data = theirs op data
+    return;
+  }
+  MPIDIST_MPI_CHECK(MPI_Reduce_local(data, theirs.data(), count, type, op));
+  std::memcpy(data, theirs.data(), bytes);
+}
+
 void run_hierarchical(const Call& call) {
   if (across_nodes(call) == AcrossNodes::TwoD) return run_two_level(call);
   Group& group = *call.group;
@@ -194,9 +233,14 @@ void run_hierarchical(const Call& call) {
     // temporary memory in anew on every call), and ints bound an MPI count anyway.
     const std::size_t limit = std::max<std::size_t>(1, (std::size_t{4} << 20) / size_of(call.dtype));
     auto* out = static_cast<std::byte*>(call.out);
-    for (std::size_t first = 0; first < call.count; first += limit) {
-      const int n = static_cast<int>(std::min(limit, call.count - first));
-      MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, out + first * size_of(call.dtype), n, type, op, group.leaders));
+    if (group.topology.num_nodes == 2 && bytes < leader_exchange_limit) {
+      exchange_with_other_leader(group.leaders, out, static_cast<int>(call.count), type, op, bytes);
+    } else {
+      for (std::size_t first = 0; first < call.count; first += limit) {
+        const int n = static_cast<int>(std::min(limit, call.count - first));
+        MPIDIST_MPI_CHECK(
+            MPI_Allreduce(MPI_IN_PLACE, out + first * size_of(call.dtype), n, type, op, group.leaders));
+      }
     }
     if (call.op == ReduceOp::Avg) mpi::divide(call.out, call.count, call.dtype, call.size);
   }

@@ -3,16 +3,14 @@
 
 #include <sched.h>
 
-#include <algorithm>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <thread>
 
 #include "core/context.hpp"
+#include "core/cpu_share.hpp"
 #include "core/group.hpp"
 #include "core/mpi_check.hpp"
-#include "watch/progress_board.hpp"
 #include "watch/timeout.hpp"
 #include "mpidist/error.hpp"
 
@@ -39,16 +37,10 @@ void cpu_relax() noexcept {
 // mask says nothing about sharing: mpiexec binds 2 ranks to a core each (one CPU apiece, no
 // sharing) and leaves 4 ranks on 2 cores unbound (two CPUs apiece, shared). Collective.
 int cpus_of_node_ranks(MPI_Comm local) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0)
-    for (unsigned c = 0; c < std::thread::hardware_concurrency() && c < CPU_SETSIZE; ++c) CPU_SET(c, &set);
-  constexpr int words = sizeof(cpu_set_t) / sizeof(unsigned long);
-  unsigned long mask[words];
-  std::memcpy(mask, &set, sizeof(mask));
-  MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, mask, words, MPI_UNSIGNED_LONG, MPI_BOR, local));
-  std::memcpy(&set, mask, sizeof(mask));
-  return CPU_COUNT(&set);
+  CpuMask mask = own_cpus();
+  MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, mask.data(), static_cast<int>(mask.size()), MPI_UNSIGNED_LONG,
+                                  MPI_BOR, local));
+  return count_cpus(mask);
 }
 
 }  // namespace
@@ -96,11 +88,12 @@ Segment::Segment(Group& group, const char* operation) : group_(group) {
     // With a core each, a peer we wait for is running: spin (~150 µs) before giving the core
     // away. With more ranks than cores it is likely waiting for ours: every poll spent is a
     // delay (64 polls cost 2.6 µs of a 34 µs all-reduce at 4 ranks on 2 cores), so yield at once.
-    // The host's ranks count, not only this segment's: simulated nodes (MPIDIST_RANKS_PER_NODE)
-    // and other groups share the cores too.
+    // The machine's ranks count, not only this segment's: simulated nodes (MPIDIST_RANKS_PER_NODE),
+    // other groups, and the ranks of other hosts on one kernel (network namespaces, containers)
+    // share the cores too.
     const Context* ctx = context_if_initialized();
-    const int host_ranks = ctx != nullptr && ctx->board ? static_cast<int>(ctx->board->host_ranks().size()) : size_;
-    spins_ = std::max(size_, host_ranks) > cpus_of_node_ranks(local) ? 1 : 4000;
+    const bool crowded_machine = ctx != nullptr && ctx->machine_ranks > ctx->machine_cpus;
+    spins_ = crowded_machine || size_ > cpus_of_node_ranks(local) ? 1 : 4000;
     MPIDIST_MPI_CHECK(MPI_Barrier(local));  // every flag is 0 before anyone waits on it
   } catch (...) {
     MPI_Win_free(&window_);

@@ -80,12 +80,14 @@ except ConnectionRefusedError:
   # mpiexec on host A; Open MPI's daemons and ranks talk only over the veth subnet, ranks on the same
   # host through shared memory, across hosts through TCP (pml ob1 so no other transport steps in).
   on_host_a=(ip netns exec "$ns_a" unshare --uts /bin/sh -c 'hostname "$1" && shift && exec "$@"' on_host "$host_a")
-  mpiexec_args=(mpiexec -n "$ranks" --hostfile "$tmp/hostfile" --mca plm_rsh_agent "$cluster_here/netns_agent.sh"
+  # plm rsh: the launcher that uses the agent, even where the environment names another
+  # (OMPI_MCA_plm=isolated, as on some single-machine images, keeps every rank on host A).
+  mpiexec_args=(mpiexec -n "$ranks" --hostfile "$tmp/hostfile" --mca plm rsh --mca plm_rsh_agent "$cluster_here/netns_agent.sh"
                 --mca pml ob1 --mca btl tcp,self,vader
                 --mca btl_tcp_if_include "$subnet.0/24" --mca oob_tcp_if_include "$subnet.0/24")
   # MPIDIST_HOST_CPUS="A B" (taskset lists, e.g. "0 1"): each host's processes on CPUs of its own, as
-  # separate machines have. Without it both hosts share every core, and each host's ranks count the
-  # machine's cores as their own (then a node's ranks spin for a peer that waits for their core).
+  # separate machines have. Without it both hosts share every core (mpidist counts the ranks of both
+  # hosts on the machine's cores: same kernel, same boot id, lib/core/cpu_share.hpp).
   if [ -n "${MPIDIST_HOST_CPUS:-}" ]; then
     read -r cpus_a cpus_b <<<"$MPIDIST_HOST_CPUS"
     [ -n "${cpus_b:-}" ] || bail "MPIDIST_HOST_CPUS='$MPIDIST_HOST_CPUS': give host A's and host B's CPUs, e.g. '0 1'"

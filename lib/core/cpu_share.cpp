@@ -1,0 +1,33 @@
+// Who shares this machine's cores (cpu_share.hpp).
+#include "core/cpu_share.hpp"
+
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+namespace mpidist::detail {
+
+CpuMask own_cpus() noexcept {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0)
+    for (unsigned c = 0; c < std::thread::hardware_concurrency() && c < CPU_SETSIZE; ++c) CPU_SET(c, &set);
+  CpuMask mask;
+  std::memcpy(mask.data(), &set, sizeof(mask));
+  return mask;
+}
+
+int count_cpus(const CpuMask& mask) noexcept {
+  int n = 0;
+  for (const unsigned long word : mask) n += __builtin_popcountl(word);
+  return n;
+}
+
+std::string machine_id(const std::string& hostname) {
+  std::ifstream file("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  if (file >> id && !id.empty()) return id;
+  return "host " + hostname;
+}
+
+}  // namespace mpidist::detail
