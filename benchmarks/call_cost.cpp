@@ -1,5 +1,6 @@
 // call_cost: what one small call costs on top of the MPI call it ends in. Loops of a small
-// all_reduce (4 B and 1 KiB of float32, in place), an all_to_all of one float32 a rank (the uneven
+// all_reduce (4 B and 1 KiB of float32, in place), an all_gather of one float32 a rank and of none
+// (with MPIDIST_HOST_ALLREDUCE=mpi: the path across hosts), an all_to_all of one float32 a rank (the uneven
 // collectives' front end; equal blocks, and the split-count form with the same counts) and an 8-byte ping-pong (send then recv; one-way time = half the round trip), mpidist against raw MPI on a duplicate of MPI_COMM_WORLD in the same
 // run, the two loops interleaved rep by rep; medians of the reps and their ratio. `buffer_view` is
 // no MPI call: what making a BufferView of a host span costs (the memory lookup), against nothing;
@@ -27,7 +28,7 @@ namespace {
 
 // View: a BufferView made from a host span (which memory it is: on a machine with a GPU, the
 // CUDA runtime's pointer query) against nothing; every call of the other kinds pays it per buffer.
-enum class Kind { AllReduce, AllToAll, AllToAllSplit, PingPong, View };
+enum class Kind { AllReduce, AllGather, AllToAll, AllToAllSplit, PingPong, View };
 
 struct Case {
   const char* name;
@@ -37,6 +38,8 @@ struct Case {
 
 constexpr Case cases[] = {{"all_reduce_4B", 1, Kind::AllReduce},
                           {"all_reduce_1KiB", 256, Kind::AllReduce},
+                          {"all_gather_4B", 1, Kind::AllGather},
+                          {"all_gather_0B", 0, Kind::AllGather},
                           {"all_to_all_4B", 1, Kind::AllToAll},
                           {"all_to_all_split_4B", 1, Kind::AllToAllSplit},
                           {"all_to_all_split_0B", 0, Kind::AllToAllSplit},
@@ -64,6 +67,7 @@ void mpidist_call(Loop& l) {
     sink = mpidist::BufferView(std::span<float>(l.floats)).device();
     return;
   }
+  if (l.c.kind == Kind::AllGather) return mpidist::all_gather(std::span<const float>(l.floats), std::span<float>(l.out));
   if (l.c.kind == Kind::AllToAll) return mpidist::all_to_all(std::span<const float>(l.floats), std::span<float>(l.out));
   if (l.c.kind == Kind::AllToAllSplit)
     return mpidist::all_to_all(std::span<const float>(l.floats), l.counts, std::span<float>(l.out), l.counts);
@@ -83,6 +87,10 @@ void raw_call(Loop& l) {
   }
   if (l.c.kind == Kind::AllReduce) {
     MPI_Allreduce(MPI_IN_PLACE, l.floats.data(), l.c.elements, MPI_FLOAT, MPI_SUM, l.raw);
+    return;
+  }
+  if (l.c.kind == Kind::AllGather) {
+    MPI_Allgather(l.floats.data(), l.c.elements, MPI_FLOAT, l.out.data(), l.c.elements, MPI_FLOAT, l.raw);
     return;
   }
   if (l.c.kind == Kind::AllToAll) {
@@ -166,8 +174,10 @@ int main(int argc, char** argv) {
     const bool ping_pong = c.kind == Kind::PingPong;
     if (ping_pong && size < 2) continue;  // a blocking send to oneself is an Error
     const bool to_all = c.kind == Kind::AllToAll || c.kind == Kind::AllToAllSplit;
+    const bool gather = c.kind == Kind::AllGather;
     const std::size_t floats = ping_pong ? 0 : static_cast<std::size_t>(c.elements) * (to_all ? size : 1);
-    Loop l{c, raw, rank, std::vector<float>(floats, 1.0f), std::vector<float>(to_all ? floats : 0),
+    const std::size_t outs = to_all ? floats : gather ? floats * static_cast<std::size_t>(size) : 0;
+    Loop l{c, raw, rank, std::vector<float>(floats, 1.0f), std::vector<float>(outs),
            std::vector<std::uint8_t>(c.elements, 1), {}, {}, {}};
     // Buffers of no elements still at two addresses: MPICH takes two null ones for aliased buffers.
     l.floats.reserve(1), l.out.reserve(1);
@@ -192,7 +202,7 @@ int main(int argc, char** argv) {
       std::fill(l.floats.begin(), l.floats.end(), 1.0f);
       mpidist::all_reduce(std::span<float>(l.floats));
       for (float v : l.floats) wrong |= v != static_cast<float>(size);
-    } else if (to_all) {  // block i of out is rank i's
+    } else if (to_all || gather) {  // block i of out is rank i's
       for (std::size_t i = 0; i < l.floats.size(); ++i) l.floats[i] = static_cast<float>(rank);
       mpidist_call(l);
       for (std::size_t i = 0; i < l.out.size(); ++i) wrong |= l.out[i] != static_cast<float>(i / c.elements);
