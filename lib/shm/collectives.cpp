@@ -62,7 +62,7 @@ constexpr std::size_t mpi_band_to = std::size_t{16} << 20;
 //    leader path 0.71-1.19 from 1 MiB and 0.94-4.8 up to 64 KiB. The veth counted the same bytes for
 //    all three: Open MPI's all-reduce at 4 ranks (recursive halving, then doubling) sends
 //    2 (n-1)/n N / L per rank across the hosts, N per host, exactly what the 2D path sends, without
-//    the copies through the segment. Neither hierarchical path wins at every size: auto keeps MPI.
+//    the copies through the segment. Neither hierarchical path wins at every size: auto kept MPI then.
 //  - 3 + 1: the leader path 0.57-0.66 at 4 B-1 KiB (one exchange between the two leaders against
 //    MPI's steps across the hosts), 0.81 at 4 KiB, 0.26-0.49 at 16-256 KiB, 0.58-0.73 from 1 MiB (N
 //    per host against MPI's 1.5 N), MPI 0.98-1.39: auto takes the leader path at every size. The 2D
