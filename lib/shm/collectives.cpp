@@ -12,8 +12,8 @@
 #include "shm/collectives.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "core/context.hpp"
@@ -205,15 +205,17 @@ void exchange_with_other_leader(MPI_Comm leaders, void* data, int count, MPI_Dat
   int me = 0;
   MPIDIST_MPI_CHECK(MPI_Comm_rank(leaders, &me));
   const int other = 1 - me;
-  std::array<std::byte, leader_exchange_limit> theirs;
+  // On the heap, not the stack: a caller's thread may have a small one. Beside a TCP round trip
+  // of 10 µs or more, the allocation is free.
+  const auto theirs = std::make_unique_for_overwrite<std::byte[]>(bytes);
   MPIDIST_MPI_CHECK(
-      MPI_Sendrecv(data, count, type, other, 0, theirs.data(), count, type, other, 0, leaders, MPI_STATUS_IGNORE));
+      MPI_Sendrecv(data, count, type, other, 0, theirs.get(), count, type, other, 0, leaders, MPI_STATUS_IGNORE));
   if (me == 1) {
-    MPIDIST_MPI_CHECK(MPI_Reduce_local(theirs.data(), data, count, type, op));  // data = theirs op data
+    MPIDIST_MPI_CHECK(MPI_Reduce_local(theirs.get(), data, count, type, op));  // data = theirs op data
     return;
   }
-  MPIDIST_MPI_CHECK(MPI_Reduce_local(data, theirs.data(), count, type, op));
-  std::memcpy(data, theirs.data(), bytes);
+  MPIDIST_MPI_CHECK(MPI_Reduce_local(data, theirs.get(), count, type, op));
+  std::memcpy(data, theirs.get(), bytes);
 }
 
 void run_hierarchical(const Call& call) {
