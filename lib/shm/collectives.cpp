@@ -193,29 +193,25 @@ void all_reduce_pieces(Group& group, const char* operation, std::span<const Piec
 }
 
 // The all-reduce of two leaders below TCP's eager limit (Open MPI's btl_tcp_eager_limit, 64 KiB):
-// one exchange and a reduction, leader 0's values first on both (the same bits). Open MPI's
-// all-reduce of two ranks takes two round trips from a few KiB on: with it the leader path measured
-// 1.38-1.45 x MPI_Allreduce at 4 KiB at 2 + 2 on the H200 node's two hosts, with the exchange
-// 0.86-0.95. From 64 KiB the exchange is a rendezvous (another round trip), and at 1-4 MiB it was
-// slower than MPI's all-reduce of the two: it is used below 64 KiB only.
+// one exchange, then the segment's own reduction of the two, leader 0's values first on both (the
+// same bits). Open MPI's all-reduce of two ranks takes two round trips from a few KiB on: with it
+// the leader path measured 1.38-1.45 x MPI_Allreduce at 4 KiB at 2 + 2 on the H200 node's two
+// hosts, with the exchange 0.86-0.95. From 64 KiB the exchange is a rendezvous (another round
+// trip), and at 1-4 MiB it was slower than MPI's all-reduce of the two: it is used below 64 KiB only.
 constexpr std::size_t leader_exchange_limit = 64 * 1024;
 
-void exchange_with_other_leader(MPI_Comm leaders, void* data, int count, MPI_Datatype type, MPI_Op op,
-                                std::size_t bytes) {
+void exchange_with_other_leader(MPI_Comm leaders, void* data, std::size_t count, MPI_Datatype type, DataType dtype,
+                                ReduceOp op) {
   int me = 0;
   MPIDIST_MPI_CHECK(MPI_Comm_rank(leaders, &me));
   const int other = 1 - me;
+  const int n = static_cast<int>(count);
   // On the heap, not the stack: a caller's thread may have a small one. Beside a TCP round trip
   // of 10 µs or more, the allocation is free.
-  const auto theirs = std::make_unique_for_overwrite<std::byte[]>(bytes);
-  MPIDIST_MPI_CHECK(
-      MPI_Sendrecv(data, count, type, other, 0, theirs.get(), count, type, other, 0, leaders, MPI_STATUS_IGNORE));
-  if (me == 1) {
-    MPIDIST_MPI_CHECK(MPI_Reduce_local(theirs.get(), data, count, type, op));  // data = theirs op data
-    return;
-  }
-  MPIDIST_MPI_CHECK(MPI_Reduce_local(data, theirs.get(), count, type, op));
-  std::memcpy(data, theirs.get(), bytes);
+  const auto theirs = std::make_unique_for_overwrite<std::byte[]>(count * size_of(dtype));
+  MPIDIST_MPI_CHECK(MPI_Sendrecv(data, n, type, other, 0, theirs.get(), n, type, other, 0, leaders, MPI_STATUS_IGNORE));
+  const void* const in_leader_order[2] = {me == 0 ? data : theirs.get(), me == 0 ? theirs.get() : data};
+  reduce(data, in_leader_order, 2, count, dtype, op);  // Avg as Sum: the caller divides
 }
 
 void run_hierarchical(const Call& call) {
@@ -236,7 +232,7 @@ void run_hierarchical(const Call& call) {
     const std::size_t limit = std::max<std::size_t>(1, (std::size_t{4} << 20) / size_of(call.dtype));
     auto* out = static_cast<std::byte*>(call.out);
     if (group.topology.num_nodes == 2 && bytes < leader_exchange_limit) {
-      exchange_with_other_leader(group.leaders, out, static_cast<int>(call.count), type, op, bytes);
+      exchange_with_other_leader(group.leaders, out, call.count, type, call.dtype, call.op);
     } else {
       for (std::size_t first = 0; first < call.count; first += limit) {
         const int n = static_cast<int>(std::min(limit, call.count - first));
