@@ -40,9 +40,6 @@ namespace {
 // since its root reduces straight into its output) and 0.10-0.97 (all_gather, three runs); an
 // earlier, quieter run had found them even with MPI.
 constexpr std::size_t hierarchical_crossover = 16 * 1024;
-// Even nodes across real hosts leave 1-16 MiB to MPI (below).
-constexpr std::size_t mpi_band_from = std::size_t{1} << 20;
-constexpr std::size_t mpi_band_to = std::size_t{16} << 20;
 // That crossover holds on one host. Across real hosts (tests/hosts/bench_two_hosts.sh: two network
 // namespaces, TCP over a veth between them, shared memory within; benchmarks/results/
 // two-hosts-2026-11-25/README.md, "After: the host-aware choice"), the hierarchical path against
@@ -78,6 +75,9 @@ constexpr std::size_t mpi_band_to = std::size_t{16} << 20;
 // On one host (simulated nodes) the 16 KiB crossover stays. The choice depends only on the settings,
 // the size and the job's placement table, the same on every rank: every member of the group takes
 // the same path (one rank in the hierarchical path and another in MPI_Allreduce would hang).
+// Even nodes across real hosts leave 1-16 MiB to MPI (the node's runs above).
+constexpr std::size_t mpi_band_from = std::size_t{1} << 20;
+constexpr std::size_t mpi_band_to = std::size_t{16} << 20;
 
 // Messages up to this size go one-shot (measured: beyond it the split arithmetic wins).
 constexpr std::size_t one_shot_limit = 16 * 1024;
