@@ -33,6 +33,10 @@ void cpu_relax() noexcept {
 #endif
 }
 
+// Polls between two calls of a wait's work while spinning: a poll is a few dozen cycles, the work
+// (an MPI_Test, which polls the sockets) far more. Once yielding, every poll.
+constexpr unsigned wait_work_every = 32;
+
 // CPUs the node's ranks may run on together: the union of their affinity masks. Per rank the
 // mask says nothing about sharing: mpiexec binds 2 ranks to a core each (one CPU apiece, no
 // sharing) and leaves 4 ranks on 2 cores unbound (two CPUs apiece, shared). Collective.
@@ -139,6 +143,7 @@ void Segment::wait(std::uint64_t value, const char* operation, int only) {
   // the rank we wait for may need ours. The clock is read only once waiting has become slow.
   std::optional<Deadline> deadline;
   for (unsigned polls = 0; !reached(value, only); ++polls) {
+    if (work_ != nullptr && (polls >= spins_ || polls % wait_work_every == 0)) work_(work_context_);
     if (polls < spins_) {
       cpu_relax();
       continue;

@@ -72,6 +72,10 @@ class Segment {
   /// Spins briefly, then yields, then sleeps; past the group's timeout (set_timeout, else
   /// MPIDIST_TIMEOUT) breaks the group and throws Error(operation).
   void wait(std::uint64_t value, const char* operation, int only = -1);
+  /// Work a wait does every few polls while set (nullptr: none), e.g. the 2D all-reduce testing its
+  /// requests across nodes, which Open MPI moves only inside MPI calls. Set for one call at a time
+  /// (WhileWaiting); what it throws leaves the wait.
+  void set_wait_work(void (*work)(void*), void* context) noexcept { work_ = work, work_context_ = context; }
 
  private:
   static std::uint64_t step_of(std::uint64_t value) noexcept { return (value - 1) / 2; }
@@ -97,6 +101,20 @@ class Segment {
   std::uint64_t next_step_ = 0;
   std::uint64_t everyone_reached_ = 0;  // a value every flag is known to have reached
   unsigned spins_ = 0;                  // polls before yielding: fewer when ranks outnumber cores
+  void (*work_)(void*) = nullptr;       // set_wait_work
+  void* work_context_ = nullptr;
+};
+
+/// Sets a segment's wait work for one scope, and clears it on the way out, exceptions included.
+class WhileWaiting {
+ public:
+  WhileWaiting(Segment& seg, void (*work)(void*), void* context) noexcept : seg_(seg) { seg.set_wait_work(work, context); }
+  ~WhileWaiting() { seg_.set_wait_work(nullptr, nullptr); }
+  WhileWaiting(const WhileWaiting&) = delete;
+  WhileWaiting& operator=(const WhileWaiting&) = delete;
+
+ private:
+  Segment& seg_;
 };
 
 /// The segment of `group`'s ranks on this node, made on first use (collective over Group::local).

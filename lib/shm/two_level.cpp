@@ -1,13 +1,16 @@
 // The 2D all-reduce across nodes that hold the same number L > 1 of the group's ranks: every local
 // rank carries 1/L of the message across the network, instead of one leader carrying all of it
-// while its node waits. Per chunk of the message (a segment half, 256 KiB):
+// while its node waits. Per chunk of the message (L slices of at most 32 KiB, at most a segment
+// half):
 //   1. reduce-scatter in the node's segment (reduce_chunk): local rank r sums slice r of the chunk
 //      over the node's ranks, in local rank order, straight into its own output;
 //   2. an MPI_Iallreduce of that slice over `across`, the ranks of local index r on every node;
 //   3. an all-gather in the segment: every rank copies its finished slice into its half, then the
 //      others' slices out of theirs.
 // Pipelined: up to `in_flight` chunks cross the network while the node reduce-scatters the next
-// ones; the all-gather of the oldest follows once its request completes. Every rank of a node runs
+// ones; the all-gather of the oldest follows once its request completes. While the segment waits
+// for the node's other ranks, it tests the oldest request (Segment::set_wait_work): Open MPI moves
+// a nonblocking collective only inside MPI calls. Every rank of a node runs
 // the same steps in the same order (the segment's protocol needs it): step 3 of chunk k comes
 // right after step 1 of chunk k + in_flight - 1 (or after the last chunk's), whatever the network does.
 // Order of the sums: within a node by local rank, then across the nodes MPI's all-reduce on
@@ -15,6 +18,7 @@
 // every member the same bits. So every rank gets the same bits, and integers are exact.
 #include "shm/two_level.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -28,10 +32,17 @@
 namespace mpidist::detail::shm {
 namespace {
 
-// Chunks whose cross-node all-reduce may be under way at once. Two would overlap one chunk's
-// network transfer with the next one's copies; four keep the socket busy through a slow step
-// (a descheduled rank on a loaded host). Each is 256 KiB / L per rank.
-constexpr std::size_t in_flight = 4;
+// A rank's slice of a chunk, at most: under TCP's eager limit (Open MPI's btl_tcp_eager_limit,
+// 64 KiB with the headers), a slice leaves at once instead of waiting for a rendezvous, whose
+// handshake moves only inside MPI calls on both hosts. On the two-host harness at 2 + 2 the
+// chunks of 128 KiB slices (one segment half) measured 1.07-1.18 x MPI_Allreduce at 1 MiB, of
+// 64 KiB slices 1.24-1.27, of 32 KiB 0.97-1.00; of 16 KiB (twice the segment steps) 1.21-1.69.
+constexpr std::size_t slice_limit = 32 * 1024;
+
+// Chunks whose cross-node all-reduce may be under way at once: 512 KiB of slices a rank, which
+// keeps the socket busy through the node's steps (8 measured 1.00-1.24 at 1 MiB, 16 0.97-1.00,
+// 32 the same as 16).
+constexpr std::size_t in_flight = 16;
 
 MPI_Comm across(Group& group) {
   if (group.across == MPI_COMM_NULL) {
@@ -50,6 +61,20 @@ struct Crossing {
   MPI_Request request = MPI_REQUEST_NULL;
 };
 
+// The crossings under way, for the segment's waits (test_oldest).
+struct InFlight {
+  Crossing* ring;
+  const std::size_t* gathered;
+  const std::size_t* started;
+};
+
+void test_oldest(void* context) {
+  const auto& now = *static_cast<InFlight*>(context);
+  if (*now.started == *now.gathered) return;
+  int done = 0;
+  MPIDIST_MPI_CHECK(MPI_Test(&now.ring[*now.gathered % in_flight].request, &done, MPI_STATUS_IGNORE));
+}
+
 }  // namespace
 
 void run_two_level(const Call& call) {
@@ -65,10 +90,16 @@ void run_two_level(const Call& call) {
   const MPI_Datatype type = mpi::datatype(call.dtype);
   const MPI_Op op = mpi::reduction(call.op, call.dtype);
   auto* out = static_cast<std::byte*>(call.out);
-  const std::size_t chunk = Segment::half_bytes / e * e;
+  const std::size_t chunk =
+      std::min(Segment::half_bytes, slice_limit * static_cast<std::size_t>(seg.size())) / e * e;
 
   std::array<Crossing, in_flight> ring;
   std::size_t started = 0, gathered = 0;  // chunks sent across, chunks all-gathered
+  // Open MPI moves a nonblocking collective only inside MPI calls (libnbc's schedule, TCP's
+  // rendezvous): a test of the oldest crossing while the segment waits for the node's other ranks
+  // keeps all of them moving, so the network works during the node's steps instead of between them.
+  InFlight in_flight_now{ring.data(), &gathered, &started};
+  const WhileWaiting keep_moving(seg, &test_oldest, &in_flight_now);
   const auto own_slice = [&](const Crossing& c) { return slice(c.bytes / e, seg.size(), seg.rank(), e); };
   const auto gather = [&](Crossing& c) {
     // A Deadline per wait, as the segment's waits keep one: the timeout bounds a silence, not the call.
@@ -93,10 +124,7 @@ void run_two_level(const Call& call) {
     if (hi > lo)
       MPIDIST_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, out + c.first + lo * e, static_cast<int>(hi - lo), type, op,
                                        peers, &c.request));
-    // Open MPI moves a nonblocking collective only inside MPI calls: one test keeps the older ones going.
-    int done = 0;
-    Crossing& oldest = ring[gathered % in_flight];
-    MPIDIST_MPI_CHECK(MPI_Test(&oldest.request, &done, MPI_STATUS_IGNORE));
+    test_oldest(&in_flight_now);
   }
   while (gathered < started) gather(ring[gathered++ % in_flight]);
 }

@@ -235,15 +235,20 @@ TEST_F(Shm, AroundTheCrossoverAcrossNodes) {
 
 // The 2D all-reduce's edges (lib/shm/two_level.cpp; run with MPIDIST_HOST_ALLREDUCE=2d on nodes of
 // equal size, tests/meson.build): nothing, fewer elements than ranks, counts that no local size
-// divides, one element either side of a slice's 64-byte rounding, of a chunk (a segment half,
-// 256 KiB), of the four chunks in flight, and more than that: every op, in place and out of place.
+// divides, one element either side of a slice's 64-byte rounding, of a chunk (32 KiB a local rank,
+// at most a segment half of 256 KiB), of the sixteen chunks in flight, and more than that, and of
+// a segment half: every op, in place and out of place.
 // In the other runs on several nodes the same sizes through the path that run picks; skipped on one
 // node, where the one-node sweeps above cover the segment (tests stay fast).
 template <class T>
 void two_level_edges(const Communicator& comm, std::initializer_list<ReduceOp> ops) {
   constexpr std::size_t half = 256 << 10;
+  // The same counts on every rank: the 2D path's nodes are of equal size (size / nodes); other
+  // layouts take another path and only need sizes around these.
+  const auto local_size = static_cast<std::size_t>(comm.size() / comm.num_nodes());
+  const std::size_t chunk = std::min(half, std::size_t{32 << 10} * local_size);
   std::vector<std::size_t> counts{0, 1, 2, 3, 5, 7};
-  for (const std::size_t edge : {std::size_t{64} * 2, std::size_t{64} * 3, half, 4 * half, 5 * half})
+  for (const std::size_t edge : {std::size_t{64} * 2, std::size_t{64} * 3, chunk, 16 * chunk, 17 * chunk, half})
     for (const long d : {-1L, 0L, 1L}) counts.push_back(static_cast<std::size_t>(static_cast<long>(edge / sizeof(T)) + d));
   for (const ReduceOp op : ops)
     for (const std::size_t count : counts) {
