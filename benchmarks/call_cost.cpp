@@ -6,7 +6,11 @@
 // no MPI call: what making a BufferView of a host span costs (the memory lookup), against nothing;
 // of 4 bytes from the heap, and of 4 MiB that malloc maps (which the lookup cannot skip).
 //
-//   mpiexec -n 2 call_cost [--iters N] [--reps R] [--json]
+// Each collective's mpidist time is also split at its MPI calls: before them (the front end),
+// inside, after, beside raw MPI's call alone (the MpiMarks wrappers below).
+//
+//   mpiexec -n 2 call_cost [--iters N] [--reps R] [--json [PATH]]
+//   MPIDIST_BENCH=build/benchmarks/call_cost tests/hosts/bench_two_hosts.sh 1+1 OUT call_cost   (across two hosts)
 //   valgrind --tool=callgrind --toggle-collect='*run_mpidist*' call_cost --only all_reduce_4B --side mpidist
 //
 // --only/--side run one loop, once, so that callgrind's --toggle-collect on run_mpidist or run_raw
@@ -48,6 +52,32 @@ constexpr Case cases[] = {{"all_reduce_4B", 1, Kind::AllReduce},
                           {"buffer_view_4MiB", 1 << 20, Kind::View}};  // malloc maps it: not in the heap
 
 volatile int sink = 0;
+
+// Where a call's time goes: this program defines the MPI collectives it times (and mpidist's own
+// calls of them bind here too: the executable exports them) and notes when the first MPI call of a
+// call starts and the last one ends. A call's time then splits into before MPI (the front end),
+// inside it, and after it. Both sides pass through these wrappers, whose two clock reads a call
+// count alike in both.
+struct MpiMarks {
+  bool on = false;
+  std::int64_t first_in = 0, last_out = 0;  // steady_clock ns; first_in 0: no MPI call yet
+};
+MpiMarks marks;
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+template <class F>
+int marked(F&& call) {
+  if (!marks.on) return call();
+  const std::int64_t in = now_ns();
+  if (marks.first_in == 0) marks.first_in = in;
+  const int rc = call();
+  marks.last_out = now_ns();
+  return rc;
+}
 
 struct Loop {
   const Case& c;
@@ -148,7 +178,58 @@ const char* text_arg(int argc, char** argv, const char* flag) {
   return nullptr;
 }
 
+// The per-call split of mpidist's call (before, inside and after its MPI calls) and raw MPI's
+// call, medians over `iters` calls; nothing where mpidist made no MPI call (the shared-memory paths).
+struct Phases {
+  bool seen = false;
+  double before = 0, inside = 0, after = 0, raw = 0;
+};
+
+// Each side in a loop of its own, as in the timed runs: alternating them would put the other
+// rank's skew from the last call into the first MPI call of the next.
+Phases phases(Loop& l, int iters) {
+  std::vector<double> before, inside, after, raw;
+  marks.on = true;
+  bool seen = true;
+  MPI_Barrier(l.raw);
+  for (int i = 0; i < iters && seen; ++i) {
+    marks.first_in = 0;
+    const std::int64_t start = now_ns();
+    mpidist_call(l);
+    const std::int64_t end = now_ns();
+    seen = marks.first_in != 0;
+    before.push_back((marks.first_in - start) / 1e3);
+    inside.push_back((marks.last_out - marks.first_in) / 1e3);
+    after.push_back((end - marks.last_out) / 1e3);
+  }
+  MPI_Barrier(l.raw);
+  for (int i = 0; i < iters; ++i) {
+    marks.first_in = 0;
+    raw_call(l);
+    raw.push_back((marks.last_out - marks.first_in) / 1e3);
+  }
+  marks.on = false;
+  // Every rank made the same calls: any rank that saw none (a path without MPI) speaks for all.
+  int all_seen = seen ? 1 : 0;
+  PMPI_Allreduce(MPI_IN_PLACE, &all_seen, 1, MPI_INT, MPI_MIN, l.raw);
+  if (all_seen == 0) return {};
+  return {true, median(before), median(inside), median(after), median(raw)};
+}
+
 }  // namespace
+
+// The wrappers (see MpiMarks), in the global namespace under MPI's own names.
+extern "C" {
+int MPI_Allreduce(const void* in, void* out, int n, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  return marked([&] { return PMPI_Allreduce(in, out, n, type, op, comm); });
+}
+int MPI_Allgather(const void* in, int n, MPI_Datatype type, void* out, int m, MPI_Datatype out_type, MPI_Comm comm) {
+  return marked([&] { return PMPI_Allgather(in, n, type, out, m, out_type, comm); });
+}
+int MPI_Alltoall(const void* in, int n, MPI_Datatype type, void* out, int m, MPI_Datatype out_type, MPI_Comm comm) {
+  return marked([&] { return PMPI_Alltoall(in, n, type, out, m, out_type, comm); });
+}
+}
 
 int main(int argc, char** argv) {
   mpidist::Environment env(argc, argv);
@@ -161,14 +242,24 @@ int main(int argc, char** argv) {
   const int reps = int_arg(argc, argv, "--reps", 11);
   const char* only = text_arg(argc, argv, "--only");
   const char* side = text_arg(argc, argv, "--side");
+  // --json alone: the JSON on stdout instead of the table; --json PATH: the table, and the JSON
+  // into PATH (as mpidist-bench, so that tests/hosts/bench_two_hosts.sh can run this program).
   bool json = false;
-  for (int i = 1; i < argc; ++i) json |= std::strcmp(argv[i], "--json") == 0;
+  const char* json_path = nullptr;
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--json") == 0) {
+      if (i + 1 < argc && std::strncmp(argv[i + 1], "--", 2) != 0) json_path = argv[i + 1];
+      else json = true;
+    }
 
   bool wrong = false;
   std::string rows;
   if (rank == 0 && !json && only == nullptr)
-    std::printf("# ranks %d, %d calls a rep, %d reps, medians (us per call; p2p one way)\n%-20s %10s %10s %8s %9s\n",
-                size, iters, reps, "case", "mpidist", "raw MPI", "ratio", "extra us");
+    std::printf("# ranks %d on %d node(s), %d calls a rep, %d reps, medians (us per call; p2p one way)\n"
+                "# mpidist's call split at its MPI calls: before | inside | after, beside raw MPI's call\n"
+                "%-20s %10s %10s %8s %9s %9s %9s %9s %9s\n",
+                size, mpidist::num_nodes(), iters, reps, "case", "mpidist", "raw MPI", "ratio", "extra us", "before",
+                "inside", "after", "raw MPI");
   for (const Case& c : cases) {
     if (only != nullptr && std::strcmp(only, c.name) != 0) continue;
     const bool ping_pong = c.kind == Kind::PingPong;
@@ -208,13 +299,35 @@ int main(int argc, char** argv) {
       for (std::size_t i = 0; i < l.out.size(); ++i) wrong |= l.out[i] != static_cast<float>(i / c.elements);
     }
     const double a = median(ours), b = median(theirs);
-    if (rank == 0 && !json) std::printf("%-20s %10.3f %10.3f %8.3f %9.3f\n", c.name, a, b, a / b, a - b);
-    char row[256];
+    // The split, for the collectives whose MPI calls are wrapped above.
+    const bool split = c.kind == Kind::AllReduce || c.kind == Kind::AllGather || c.kind == Kind::AllToAll;
+    const Phases ph = split ? phases(l, iters) : Phases{};
+    if (rank == 0 && !json) {
+      std::printf("%-20s %10.3f %10.3f %8.3f %9.3f", c.name, a, b, a / b, a - b);
+      if (ph.seen) std::printf(" %9.3f %9.3f %9.3f %9.3f\n", ph.before, ph.inside, ph.after, ph.raw);
+      else std::printf(" %9s %9s %9s %9s\n", "-", "-", "-", "-");
+    }
+    char row[512];
     std::snprintf(row, sizeof row, "%s{\"case\":\"%s\",\"ranks\":%d,\"iters\":%d,\"reps\":%d,\"mpidist_us\":%.4f,"
-                  "\"mpi_us\":%.4f,\"ratio\":%.4f}", rows.empty() ? "" : ",", c.name, size, iters, reps, a, b, a / b);
+                  "\"mpi_us\":%.4f,\"ratio\":%.4f", rows.empty() ? "" : ",", c.name, size, iters, reps, a, b, a / b);
     rows += row;
+    if (ph.seen) {
+      std::snprintf(row, sizeof row, ",\"before_mpi_us\":%.4f,\"inside_mpi_us\":%.4f,\"after_mpi_us\":%.4f,"
+                    "\"raw_mpi_call_us\":%.4f", ph.before, ph.inside, ph.after, ph.raw);
+      rows += row;
+    }
+    rows += '}';
   }
-  if (rank == 0 && json) std::printf("{\"benchmark\":\"call_cost\",\"rows\":[%s]}\n", rows.c_str());
+  const std::string document = "{\"benchmark\":\"call_cost\",\"nodes\":" + std::to_string(mpidist::num_nodes()) +
+                               ",\"rows\":[" + rows + "]}\n";
+  if (rank == 0 && json) std::fputs(document.c_str(), stdout);
+  if (rank == 0 && json_path != nullptr) {
+    std::FILE* file = std::fopen(json_path, "w");
+    if (file == nullptr || std::fputs(document.c_str(), file) < 0 || std::fclose(file) != 0) {
+      std::fprintf(stderr, "call_cost: cannot write %s\n", json_path);
+      wrong = true;
+    }
+  }
   if (rank == 0 && wrong) std::fprintf(stderr, "call_cost: a wrong result\n");
   MPI_Comm_free(&raw);
   return wrong ? 1 : 0;
