@@ -72,12 +72,23 @@ constexpr std::size_t hierarchical_crossover = 16 * 1024;
 //    CPU, not link time), 0.69 at 64 MiB (Open MPI's all-reduce faults memory in above 16 MiB);
 //    MPI itself 1.01 at 1-16 MiB. auto takes the best of each band.
 //  - 3 + 1: the leader path 0.62-0.94 at every size: auto keeps it.
+//  The 2D path's 1-16 MiB there was 0.85-1.01 in one run and 1.17-1.22 in three others: with
+//  slices of 128 KiB (a rendezvous over TCP) and four chunks in flight, tested once a chunk.
+// Then the 2D path with slices under TCP's eager limit, sixteen chunks in flight and its requests
+// tested while the segment waits (shm/two_level.cpp; benchmarks/results/two-hosts-2026-11-27-2d-eager/
+// README.md), on the 2-core machine, five runs each, medians against MPI forced, at 2 + 2:
+//  - each host on a core of its own: 2D 1.02 at 1 MiB, 0.94 at 2 MiB, 0.80 at 4 MiB, 0.73 at
+//    8 MiB, 0.90 at 16 MiB; MPI 1.01 at every size;
+//  - both hosts on both cores: 2D 1.03, 0.97, 0.91, 0.76, 0.70; MPI 0.99-1.04.
+//  The old 2D path on the same harness, the same day: 1.19-1.21 at 1 MiB, 1.10-1.18 at 2 MiB.
+//  So the 2D path takes 2-16 MiB back; 1-2 MiB (sixteen chunks: all in flight at once, no steady
+//  state) stays with MPI. The GPU node has not measured this 2D path.
 // On one host (simulated nodes) the 16 KiB crossover stays. The choice depends only on the settings,
 // the size and the job's placement table, the same on every rank: every member of the group takes
 // the same path (one rank in the hierarchical path and another in MPI_Allreduce would hang).
-// Even nodes across real hosts leave 1-16 MiB to MPI (the node's runs above).
+// Even nodes across real hosts leave [1 MiB, 2 MiB) to MPI (the runs above).
 constexpr std::size_t mpi_band_from = std::size_t{1} << 20;
-constexpr std::size_t mpi_band_to = std::size_t{16} << 20;
+constexpr std::size_t mpi_band_to = std::size_t{2} << 20;
 
 // Messages up to this size go one-shot (measured: beyond it the split arithmetic wins).
 constexpr std::size_t one_shot_limit = 16 * 1024;
@@ -157,10 +168,10 @@ AcrossNodes across_nodes(const Call& call) {
   const std::size_t bytes = call.count * size_of(call.dtype);
   // Across real hosts with more than one rank on some node (the measurements above): uneven nodes
   // take the leader path at every size. Even ones take it below 16 KiB, MPI's all-reduce from 1 to
-  // 16 MiB, and the 2D path (every local rank carries a slice) between and above.
+  // 2 MiB, and the 2D path (every local rank carries a slice) between and above.
   if (group.spans_hosts == 1 && ranks_per_node != 1) {
     if (!two_d || bytes < hierarchical_crossover) return AcrossNodes::Leader;
-    if (bytes >= mpi_band_from && bytes <= mpi_band_to) return AcrossNodes::Mpi;
+    if (bytes >= mpi_band_from && bytes < mpi_band_to) return AcrossNodes::Mpi;
     return AcrossNodes::TwoD;
   }
   // One host (simulated nodes), or one rank a node (1 + 1): the crossover measured on one host.

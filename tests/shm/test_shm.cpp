@@ -316,8 +316,8 @@ TEST_F(Shm, HierarchicalAcrossRealHosts) {
 
 // The same hosts with MPIDIST_HOST_ALLREDUCE=auto: the choice between the leader path, the 2D path
 // and MPI depends on the size and on how the group's ranks sit on the hosts (lib/shm/collectives.cpp:
-// uneven nodes the leader path, even ones the leader path below 16 KiB, MPI at 1-16 MiB and the 2D
-// path between and above; one rank a node the leader path from 16 KiB), and every member must make
+// uneven nodes the leader path, even ones the leader path below 16 KiB, MPI at [1 MiB, 2 MiB) and the
+// 2D path between and above; one rank a node the leader path from 16 KiB), and every member must make
 // the same one, or the call hangs. Groups of every kind the two layouts give: the world
 // (2 + 2 even, 3 + 1 uneven), the world
 // without rank 1 (1 + 2, 2 + 1: uneven), even and odd ranks (1 + 1 across the hosts, or two ranks on
@@ -332,16 +332,18 @@ TEST_F(Shm, AutoAcrossRealHosts) {
   const Communicator without_one = world.split(world.rank() == 1 ? 1 : 0);
   const Communicator half = world.split(world.rank() % 2);
   for (const Communicator* comm : {&world, &without_one, &half}) {
-    // Floats around 16 KiB, the leaders' 64 KiB exchange, 1 MiB, and inside the MPI band.
+    // Floats around 16 KiB, the leaders' 64 KiB exchange, both edges of the MPI band (1 and 2 MiB),
+    // inside it, and past it (the 2D path's chunks beyond its sixteen in flight).
     for (const std::size_t count : {std::size_t{1}, std::size_t{4095}, std::size_t{4096}, std::size_t{4097},
                                     std::size_t{16383}, std::size_t{16384}, std::size_t{262143}, std::size_t{262144},
+                                    std::size_t{(3 << 20) / 8 + 3}, std::size_t{524287}, std::size_t{524288},
                                     std::size_t{(9 << 20) / 8 + 3}}) {
       check_all_reduce<float>(*comm, count, ReduceOp::Sum, true);
       check_all_reduce<std::int64_t>(*comm, count / 2 + 1, ReduceOp::Avg, false);
     }
     check_all_reduce<double>(world, 2049, ReduceOp::Max, true);  // the world between the groups' calls
   }
-  check_all_reduce<float>(world, (std::size_t{16} << 20) / 4 + 1, ReduceOp::Sum, true);  // just past 16 MiB
+  check_all_reduce<float>(world, (std::size_t{16} << 20) / 4 + 1, ReduceOp::Sum, true);  // 16 MiB + 4 B: 257 chunks
 }
 
 // broadcast, reduce, reduce_scatter and all_gather through the segment, against MPI on the same
