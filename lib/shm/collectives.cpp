@@ -78,7 +78,7 @@ constexpr std::size_t hierarchical_crossover = 16 * 1024;
 // tested while the segment waits (shm/two_level.cpp; benchmarks/results/two-hosts-2026-11-27-2d-eager/
 // README.md), on the 2-core machine, five runs each, medians against MPI forced, at 2 + 2:
 //  - each host on a core of its own: 2D 1.02 at 1 MiB, 0.94 at 2 MiB, 0.80 at 4 MiB, 0.73 at
-//    8 MiB, 0.90 at 16 MiB; MPI 1.01 at every size;
+//    8 MiB, 0.90 at 16 MiB; MPI 1.01-1.02;
 //  - both hosts on both cores: 2D 1.03, 0.97, 0.91, 0.76, 0.70; MPI 0.99-1.04.
 //  The old 2D path on the same harness, the same day: 1.19-1.21 at 1 MiB, 1.10-1.18 at 2 MiB.
 //  So the 2D path takes 2-16 MiB back; 1-2 MiB (sixteen chunks: all in flight at once, no steady
