@@ -1,14 +1,14 @@
 // The 2D all-reduce across nodes that hold the same number L > 1 of the group's ranks: every local
 // rank carries 1/L of the message across the network, instead of one leader carrying all of it
-// while its node waits. Per chunk of the message (L slices of at most 32 KiB, at most a segment
-// half):
+// while its node waits. Per chunk of the message (a segment half, 256 KiB):
 //   1. reduce-scatter in the node's segment (reduce_chunk): local rank r sums slice r of the chunk
 //      over the node's ranks, in local rank order, straight into its own output;
-//   2. an MPI_Iallreduce of that slice over `across`, the ranks of local index r on every node;
+//   2. MPI_Iallreduce of that slice over `across`, the ranks of local index r on every node, in
+//      pieces of at most 32 KiB;
 //   3. an all-gather in the segment: every rank copies its finished slice into its half, then the
 //      others' slices out of theirs.
 // Pipelined: up to `in_flight` chunks cross the network while the node reduce-scatters the next
-// ones; the all-gather of the oldest follows once its request completes. While the segment waits
+// ones; the all-gather of the oldest follows once its requests complete. While the segment waits
 // for the node's other ranks, it tests the oldest request (Segment::set_wait_work): Open MPI moves
 // a nonblocking collective only inside MPI calls. Every rank of a node runs
 // the same steps in the same order (the segment's protocol needs it): step 3 of chunk k comes
@@ -32,17 +32,20 @@
 namespace mpidist::detail::shm {
 namespace {
 
-// A rank's slice of a chunk, at most: under TCP's eager limit (Open MPI's btl_tcp_eager_limit,
-// 64 KiB with the headers), a slice leaves at once instead of waiting for a rendezvous, whose
-// handshake moves only inside MPI calls on both hosts. On the two-host harness at 2 + 2 the
-// chunks of 128 KiB slices (one segment half) measured 1.07-1.18 x MPI_Allreduce at 1 MiB, of
-// 64 KiB slices 1.24-1.27, of 32 KiB 0.97-1.00; of 16 KiB (twice the segment steps) 1.21-1.69.
-constexpr std::size_t slice_limit = 32 * 1024;
+// A piece of a slice on the network, at most: under TCP's eager limit (Open MPI's
+// btl_tcp_eager_limit, 64 KiB with the headers) a piece leaves at once, where a whole slice of
+// 128 KiB waited for a rendezvous whose handshake moves only inside MPI calls on both hosts. On
+// the two-host harness at 2 + 2, against MPI_Allreduce (benchmarks/results/two-hosts-2026-11-27-
+// 2d-eager/): whole 128 KiB slices 1.07-1.21 at 1 MiB; chunks cut to 32 KiB slices (sixteen
+// times the segment steps of a 64 KiB chunk) 0.97-1.06 at 1 MiB and 0.64-0.93 at 2-16 MiB; half
+// chunks in 32 KiB pieces 0.89-1.08 and 0.58-0.83 (medians of five runs, each harness).
+constexpr std::size_t piece_limit = 32 * 1024;
+// Pieces a slice is cut into, at most: four at L = 2 (a 128 KiB slice); past eight, larger pieces.
+constexpr std::size_t max_pieces = 8;
 
-// Chunks whose cross-node all-reduce may be under way at once: 512 KiB of slices a rank, which
-// keeps the socket busy through the node's steps (8 measured 1.00-1.24 at 1 MiB, 16 0.97-1.00,
-// 32 the same as 16).
-constexpr std::size_t in_flight = 16;
+// Chunks whose cross-node all-reduce may be under way at once: four keep the socket busy through
+// a slow step (a descheduled rank on a loaded host). 1 MiB of slices a rank at L = 2.
+constexpr std::size_t in_flight = 4;
 
 MPI_Comm across(Group& group) {
   if (group.across == MPI_COMM_NULL) {
@@ -54,11 +57,12 @@ MPI_Comm across(Group& group) {
   return group.across;
 }
 
-// One chunk whose slice is on the network.
+// One chunk whose slice is on the network, in `pieces` requests.
 struct Crossing {
   std::size_t first = 0;  // the chunk's byte range in the message
   std::size_t bytes = 0;
-  MPI_Request request = MPI_REQUEST_NULL;
+  int pieces = 0;
+  std::array<MPI_Request, max_pieces> requests{};
 };
 
 // The crossings under way, for the segment's waits (test_oldest).
@@ -75,8 +79,10 @@ struct InFlight {
 void test_oldest(void* context) {
   const auto& now = *static_cast<InFlight*>(context);
   if (*now.started == *now.gathered) return;
+  Crossing& oldest = now.ring[*now.gathered % in_flight];
   int done = 0;
-  MPIDIST_MPI_CHECK(MPI_Test(&now.ring[*now.gathered % in_flight].request, &done, MPI_STATUS_IGNORE));
+  if (oldest.pieces > 0)
+    MPIDIST_MPI_CHECK(MPI_Testall(oldest.pieces, oldest.requests.data(), &done, MPI_STATUSES_IGNORE));
 }
 
 }  // namespace
@@ -94,8 +100,7 @@ void run_two_level(const Call& call) {
   const MPI_Datatype type = mpi::datatype(call.dtype);
   const MPI_Op op = mpi::reduction(call.op, call.dtype);
   auto* out = static_cast<std::byte*>(call.out);
-  const std::size_t chunk =
-      std::min(Segment::half_bytes, slice_limit * static_cast<std::size_t>(seg.size())) / e * e;
+  const std::size_t chunk = Segment::half_bytes / e * e;
 
   std::array<Crossing, in_flight> ring;
   std::size_t started = 0, gathered = 0;  // chunks sent across, chunks all-gathered
@@ -107,8 +112,9 @@ void run_two_level(const Call& call) {
   const auto own_slice = [&](const Crossing& c) { return slice(c.bytes / e, seg.size(), seg.rank(), e); };
   const auto gather = [&](Crossing& c) {
     // A Deadline per wait, as the segment's waits keep one: the timeout bounds a silence, not the call.
-    wait_or_time_out(operation, Deadline(operation, &group), c.request,
-                     "the ranks of the same local rank on the other nodes (the 2D all-reduce's cross-node step)");
+    for (int k = 0; k < c.pieces; ++k)
+      wait_or_time_out(operation, Deadline(operation, &group), c.requests[static_cast<std::size_t>(k)],
+                       "the ranks of the same local rank on the other nodes (the 2D all-reduce's cross-node step)");
     const auto [lo, hi] = own_slice(c);
     std::byte* mine = out + c.first + lo * e;
     if (call.op == ReduceOp::Avg && hi > lo) mpi::divide(mine, hi - lo, call.dtype, call.size);
@@ -121,13 +127,16 @@ void run_two_level(const Call& call) {
   for (std::size_t first = 0; first < piece.bytes; first += chunk) {
     if (started - gathered == in_flight) gather(ring[gathered++ % in_flight]);
     Crossing& c = ring[started++ % in_flight];
-    c = {first, std::min(chunk, piece.bytes - first), MPI_REQUEST_NULL};
+    c.first = first, c.bytes = std::min(chunk, piece.bytes - first), c.pieces = 0;
     reduce_chunk(seg, operation, layout, red, c.first, c.bytes, out + c.first);
     const auto [lo, hi] = own_slice(c);
-    // The ranks of `across` share this slice's bounds (equal nodes), so all of them skip an empty one.
-    if (hi > lo)
-      MPIDIST_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, out + c.first + lo * e, static_cast<int>(hi - lo), type, op,
-                                       peers, &c.request));
+    // The ranks of `across` share this slice's bounds (equal nodes), so all of them cut it alike
+    // and skip an empty one.
+    const std::size_t per_piece = std::max(piece_limit / e, (hi - lo + max_pieces - 1) / max_pieces);
+    for (std::size_t at = lo; at < hi; at += per_piece)
+      MPIDIST_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, out + c.first + at * e,
+                                       static_cast<int>(std::min(per_piece, hi - at)), type, op, peers,
+                                       &c.requests[static_cast<std::size_t>(c.pieces++)]));
     test_oldest(&in_flight_now);
   }
   while (gathered < started) gather(ring[gathered++ % in_flight]);

@@ -235,20 +235,19 @@ TEST_F(Shm, AroundTheCrossoverAcrossNodes) {
 
 // The 2D all-reduce's edges (lib/shm/two_level.cpp; run with MPIDIST_HOST_ALLREDUCE=2d on nodes of
 // equal size, tests/meson.build): nothing, fewer elements than ranks, counts that no local size
-// divides, one element either side of a slice's 64-byte rounding, of a chunk (32 KiB a local rank,
-// at most a segment half of 256 KiB), of the sixteen chunks in flight, and more than that, and of
-// a segment half: every op, in place and out of place.
-// In the other runs on several nodes the same sizes through the path that run picks; skipped on one
-// node, where the one-node sweeps above cover the segment (tests stay fast).
+// divides, one element either side of a slice's 64-byte rounding, of a slice's 32 KiB pieces, of a
+// chunk (a segment half, 256 KiB), of the four chunks in flight, and more than that: every op, in
+// place and out of place. In the other runs on several nodes the same sizes through the path that
+// run picks; skipped on one node, where the one-node sweeps above cover the segment (tests stay fast).
 template <class T>
 void two_level_edges(const Communicator& comm, std::initializer_list<ReduceOp> ops) {
   constexpr std::size_t half = 256 << 10;
   // The same counts on every rank: the 2D path's nodes are of equal size (size / nodes); other
   // layouts take another path and only need sizes around these.
   const auto local_size = static_cast<std::size_t>(comm.size() / comm.num_nodes());
-  const std::size_t chunk = std::min(half, std::size_t{32 << 10} * local_size);
+  const std::size_t one_piece_each = std::min(half, std::size_t{32 << 10} * local_size);
   std::vector<std::size_t> counts{0, 1, 2, 3, 5, 7};
-  for (const std::size_t edge : {std::size_t{64} * 2, std::size_t{64} * 3, chunk, 16 * chunk, 17 * chunk, half})
+  for (const std::size_t edge : {std::size_t{64} * 2, std::size_t{64} * 3, one_piece_each, half, 4 * half, 5 * half})
     for (const long d : {-1L, 0L, 1L}) counts.push_back(static_cast<std::size_t>(static_cast<long>(edge / sizeof(T)) + d));
   for (const ReduceOp op : ops)
     for (const std::size_t count : counts) {
@@ -333,7 +332,7 @@ TEST_F(Shm, AutoAcrossRealHosts) {
   const Communicator half = world.split(world.rank() % 2);
   for (const Communicator* comm : {&world, &without_one, &half}) {
     // Floats around 16 KiB, the leaders' 64 KiB exchange, both edges of the MPI band (1 and 2 MiB),
-    // inside it, and past it (the 2D path's chunks beyond its sixteen in flight).
+    // inside it, and past it.
     for (const std::size_t count : {std::size_t{1}, std::size_t{4095}, std::size_t{4096}, std::size_t{4097},
                                     std::size_t{16383}, std::size_t{16384}, std::size_t{262143}, std::size_t{262144},
                                     std::size_t{(3 << 20) / 8 + 3}, std::size_t{524287}, std::size_t{524288},
@@ -343,7 +342,7 @@ TEST_F(Shm, AutoAcrossRealHosts) {
     }
     check_all_reduce<double>(world, 2049, ReduceOp::Max, true);  // the world between the groups' calls
   }
-  check_all_reduce<float>(world, (std::size_t{16} << 20) / 4 + 1, ReduceOp::Sum, true);  // 16 MiB + 4 B: 257 chunks
+  check_all_reduce<float>(world, (std::size_t{16} << 20) / 4 + 1, ReduceOp::Sum, true);  // 16 MiB + 4 B: 65 chunks
 }
 
 // broadcast, reduce, reduce_scatter and all_gather through the segment, against MPI on the same
