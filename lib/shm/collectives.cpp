@@ -74,15 +74,15 @@ constexpr std::size_t hierarchical_crossover = 16 * 1024;
 //  - 3 + 1: the leader path 0.62-0.94 at every size: auto keeps it.
 //  The 2D path's 1-16 MiB there was 0.85-1.01 in one run and 1.17-1.22 in three others: with
 //  slices of 128 KiB (a rendezvous over TCP) and four chunks in flight, tested once a chunk.
-// Then the 2D path with slices under TCP's eager limit, sixteen chunks in flight and its requests
-// tested while the segment waits (shm/two_level.cpp; benchmarks/results/two-hosts-2026-11-27-2d-eager/
-// README.md), on the 2-core machine, five runs each, medians against MPI forced, at 2 + 2:
-//  - each host on a core of its own: 2D 1.02 at 1 MiB, 0.94 at 2 MiB, 0.80 at 4 MiB, 0.73 at
-//    8 MiB, 0.90 at 16 MiB; MPI 1.01-1.02;
-//  - both hosts on both cores: 2D 1.03, 0.97, 0.91, 0.76, 0.70; MPI 0.99-1.04.
+// Then the 2D path with its slices sent in pieces under TCP's eager limit and its requests tested
+// while the segment waits (shm/two_level.cpp; benchmarks/results/two-hosts-2026-11-27-2d-eager/
+// README.md), on the 2-core machine, medians of five runs at 2 + 2:
+//  - each host on a core of its own: 2D 1.08 at 1 MiB, 0.83 at 2 MiB, 0.74 at 4 MiB, 0.62 at
+//    8 MiB, 0.58 at 16 MiB; MPI 1.01-1.02 (five other runs);
+//  - both hosts on both cores: 2D 0.89, 0.78, 0.70, 0.66, 0.59; MPI 1.00-1.02 in the same runs.
 //  The old 2D path on the same harness, the same day: 1.19-1.21 at 1 MiB, 1.10-1.18 at 2 MiB.
-//  So the 2D path takes 2-16 MiB back; 1-2 MiB (sixteen chunks: all in flight at once, no steady
-//  state) stays with MPI. The GPU node has not measured this 2D path.
+//  So the 2D path takes 2-16 MiB back; [1 MiB, 2 MiB) (four chunks, all in flight at once: no
+//  steady state) stays with MPI. The GPU node has not measured this 2D path.
 // On one host (simulated nodes) the 16 KiB crossover stays. The choice depends only on the settings,
 // the size and the job's placement table, the same on every rank: every member of the group takes
 // the same path (one rank in the hierarchical path and another in MPI_Allreduce would hang).

@@ -36,8 +36,8 @@ namespace {
 // btl_tcp_eager_limit, 64 KiB with the headers) a piece leaves at once, where a whole slice of
 // 128 KiB waited for a rendezvous whose handshake moves only inside MPI calls on both hosts. On
 // the two-host harness at 2 + 2, against MPI_Allreduce (benchmarks/results/two-hosts-2026-11-27-
-// 2d-eager/): whole 128 KiB slices 1.07-1.21 at 1 MiB; chunks cut to 32 KiB slices (sixteen
-// times the segment steps of a 64 KiB chunk) 0.97-1.06 at 1 MiB and 0.64-0.93 at 2-16 MiB; half
+// 2d-eager/): whole 128 KiB slices 1.07-1.21 at 1 MiB; chunks cut to 32 KiB slices (64 KiB chunks:
+// four times the segment steps) 0.97-1.06 at 1 MiB and 0.64-0.97 at 2-16 MiB; half
 // chunks in 32 KiB pieces 0.89-1.08 and 0.58-0.83 (medians of five runs, each harness).
 constexpr std::size_t piece_limit = 32 * 1024;
 // Pieces a slice is cut into, at most: four at L = 2 (a 128 KiB slice); past eight, larger pieces.
