@@ -37,6 +37,11 @@ int run(const std::string& scenario, int odd_rank) {
     if (odd) computing(60s); else mpidist::barrier();
   } else if (scenario == "skip-all-reduce") {
     if (odd) computing(60s); else mpidist::all_reduce(std::span<float>(data));
+  } else if (scenario == "skip-large-all-reduce") {
+    // 4 MiB: across even hosts the 2D path (the ranks of the other host's same local index wait
+    // in its cross-node step, testing it from the segment's waits), the leader path elsewhere.
+    std::vector<float> large(std::size_t{1} << 20, 1.0f);
+    if (odd) computing(60s); else mpidist::all_reduce(std::span<float>(large));
   } else if (scenario == "skip-all-reduce-async") {
     // The others' all_reduce_async is never matched: its step waits on the communicator's lane
     // while the caller waits in wait(); the watchdog (or the step's own timeout) names it.
