@@ -74,7 +74,7 @@ struct InFlight {
 
 // Once the oldest has finished, its test (of MPI_REQUEST_NULL) returns at once and moves nothing
 // until the next all-gather: testing the oldest unfinished one instead measured slower on the
-// two-host harness (with 32 KiB chunks, a request each: 1.05-1.12 against 0.91-1.02 x MPI at
+// two-host harness (with chunks of 32 KiB slices, a request each: 1.05-1.12 against 0.91-1.02 x MPI at
 // 1-2 MiB, medians of four runs), each test polling the sockets on a core the node's other rank
 // needs.
 void test_oldest(void* context) {
