@@ -143,7 +143,7 @@ void Segment::wait(std::uint64_t value, const char* operation, int only) {
   // the rank we wait for may need ours. The clock is read only once waiting has become slow.
   std::optional<Deadline> deadline;
   for (unsigned polls = 0; !reached(value, only); ++polls) {
-    if (work_ != nullptr && (polls >= spins_ || polls % wait_work_every == 0)) work_(work_context_);
+    if (work_ != nullptr && (polls >= spins_ || polls % wait_work_every == 0)) (*work_)();
     if (polls < spins_) {
       cpu_relax();
       continue;

@@ -28,6 +28,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace mpidist::detail {
@@ -75,7 +76,7 @@ class Segment {
   /// Work a wait does every few polls while set (nullptr: none), e.g. the 2D all-reduce testing its
   /// requests across nodes, which Open MPI moves only inside MPI calls. Set for one call at a time
   /// (WhileWaiting); what it throws leaves the wait.
-  void set_wait_work(void (*work)(void*), void* context) noexcept { work_ = work, work_context_ = context; }
+  void set_wait_work(const std::function<void()>* work) noexcept { work_ = work; }
 
  private:
   static std::uint64_t step_of(std::uint64_t value) noexcept { return (value - 1) / 2; }
@@ -101,15 +102,15 @@ class Segment {
   std::uint64_t next_step_ = 0;
   std::uint64_t everyone_reached_ = 0;  // a value every flag is known to have reached
   unsigned spins_ = 0;                  // polls before yielding: fewer when ranks outnumber cores
-  void (*work_)(void*) = nullptr;       // set_wait_work
-  void* work_context_ = nullptr;
+  const std::function<void()>* work_ = nullptr;  // set_wait_work
 };
 
 /// Sets a segment's wait work for one scope, and clears it on the way out, exceptions included.
 class WhileWaiting {
  public:
-  WhileWaiting(Segment& seg, void (*work)(void*), void* context) noexcept : seg_(seg) { seg.set_wait_work(work, context); }
-  ~WhileWaiting() { seg_.set_wait_work(nullptr, nullptr); }
+  /// `work` outlives the guard.
+  WhileWaiting(Segment& seg, const std::function<void()>& work) noexcept : seg_(seg) { seg.set_wait_work(&work); }
+  ~WhileWaiting() { seg_.set_wait_work(nullptr); }
   WhileWaiting(const WhileWaiting&) = delete;
   WhileWaiting& operator=(const WhileWaiting&) = delete;
 

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <functional>
 
 #include "core/group.hpp"
 #include "core/mpi_check.hpp"
@@ -65,27 +66,6 @@ struct Crossing {
   std::array<MPI_Request, max_pieces> requests{};
 };
 
-// The crossings under way, for the segment's waits (test_oldest).
-struct InFlight {
-  Crossing* ring;
-  const std::size_t* gathered;
-  const std::size_t* started;
-};
-
-// Once the oldest has finished, its test (of MPI_REQUEST_NULL) returns at once and moves nothing
-// until the next all-gather: testing the oldest unfinished one instead measured slower on the
-// two-host harness (with chunks of 32 KiB slices, a request each: 1.05-1.12 against 0.91-1.02 x MPI at
-// 1-2 MiB, medians of four runs), each test polling the sockets on a core the node's other rank
-// needs.
-void test_oldest(void* context) {
-  const auto& now = *static_cast<InFlight*>(context);
-  if (*now.started == *now.gathered) return;
-  Crossing& oldest = now.ring[*now.gathered % in_flight];
-  int done = 0;
-  if (oldest.pieces > 0)
-    MPIDIST_MPI_CHECK(MPI_Testall(oldest.pieces, oldest.requests.data(), &done, MPI_STATUSES_IGNORE));
-}
-
 }  // namespace
 
 void run_two_level(const Call& call) {
@@ -108,8 +88,19 @@ void run_two_level(const Call& call) {
   // Open MPI moves a nonblocking collective only inside MPI calls (libnbc's schedule, TCP's
   // rendezvous): a test of the oldest crossing while the segment waits for the node's other ranks
   // keeps all of them moving, so the network works during the node's steps instead of between them.
-  InFlight in_flight_now{ring.data(), &gathered, &started};
-  const WhileWaiting keep_moving(seg, &test_oldest, &in_flight_now);
+  // Once the oldest has finished, its test (of MPI_REQUEST_NULLs) returns at once and moves nothing
+  // until the next all-gather: testing the oldest unfinished one instead measured slower on the
+  // two-host harness (with chunks of 32 KiB slices, a request each: 1.05-1.12 against 0.91-1.02 x
+  // MPI at 1-2 MiB, medians of four runs), each test polling the sockets on a core the node's other
+  // rank needs.
+  const std::function<void()> test_oldest = [&] {
+    if (started == gathered) return;
+    Crossing& oldest = ring[gathered % in_flight];
+    int done = 0;
+    if (oldest.pieces > 0)
+      MPIDIST_MPI_CHECK(MPI_Testall(oldest.pieces, oldest.requests.data(), &done, MPI_STATUSES_IGNORE));
+  };
+  const WhileWaiting keep_moving(seg, test_oldest);
   const auto own_slice = [&](const Crossing& c) { return slice(c.bytes / e, seg.size(), seg.rank(), e); };
   const auto gather = [&](Crossing& c) {
     // A Deadline per wait, as the segment's waits keep one: the timeout bounds a silence, not the call.
@@ -138,7 +129,7 @@ void run_two_level(const Call& call) {
       MPIDIST_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, out + c.first + at * e,
                                        static_cast<int>(std::min(per_piece, hi - at)), type, op, peers,
                                        &c.requests[static_cast<std::size_t>(c.pieces++)]));
-    test_oldest(&in_flight_now);
+    test_oldest();
   }
   while (gathered < started) gather(ring[gathered++ % in_flight]);
 }
