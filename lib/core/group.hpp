@@ -47,9 +47,17 @@ class Group {
   MPI_Comm control = MPI_COMM_NULL;  // mpidist's own agreement messages, never matched by a user call
   MPI_Comm local = MPI_COMM_NULL;    // the group's ranks on this node
   MPI_Comm leaders = MPI_COMM_NULL;  // local rank 0 of every node; MPI_COMM_NULL elsewhere
-  // The ranks of this rank's local index on every node: the 2D all-reduce's cross-node step
-  // (lib/shm/two_level.cpp), split from `comm` at the group's first 2D all-reduce and kept.
+  // The ranks of this rank's local index on every node: the 2D collectives' cross-node step
+  // (lib/shm/two_level.cpp), split from `comm` at the group's first 2D call and kept.
   MPI_Comm across = MPI_COMM_NULL;
+  // Made with `across`: the group rank of local rank l on `across` rank j at l * num_nodes + j,
+  // and the `across` rank of each of this node's local ranks (the 2D all-gather's block places).
+  std::vector<int> grid;
+  std::vector<int> node_across;
+  // The 2D all-gather's blocks on the network (lib/shm/two_level_all_gather.cpp), kept between
+  // calls; handed to finalize() when a call leaves with its request pending, which MPI may still
+  // write when a late peer arrives.
+  std::shared_ptr<std::vector<std::byte>> across_buffer;
   GroupTopology topology;
   std::vector<int> world_ranks;      // world rank of every group rank
   int tag_upper_bound = 32767;       // MPI_TAG_UB of comm, read once here rather than on every p2p call

@@ -22,6 +22,7 @@
 #include <array>
 #include <cstring>
 #include <functional>
+#include <vector>
 
 #include "core/group.hpp"
 #include "core/mpi_check.hpp"
@@ -48,16 +49,6 @@ constexpr std::size_t max_pieces = 8;
 // a slow step (a descheduled rank on a loaded host). 1 MiB of slices a rank at L = 2.
 constexpr std::size_t in_flight = 4;
 
-MPI_Comm across(Group& group) {
-  if (group.across == MPI_COMM_NULL) {
-    // Collective over the whole group: every member is in this call (the choice of the 2D path is
-    // the same on every rank). Ordered by group rank, so node order.
-    MPIDIST_MPI_CHECK(MPI_Comm_split(group.comm, group.topology.local_rank, group.topology.rank, &group.across));
-    MPIDIST_MPI_CHECK(MPI_Comm_set_errhandler(group.across, MPI_ERRORS_RETURN));
-  }
-  return group.across;
-}
-
 // One chunk whose slice is on the network, in `pieces` requests.
 struct Crossing {
   std::size_t first = 0;  // the chunk's byte range in the message
@@ -67,6 +58,33 @@ struct Crossing {
 };
 
 }  // namespace
+
+MPI_Comm across(Group& group) {
+  if (group.across == MPI_COMM_NULL) {
+    // Collective over the whole group: every member is in this call (the choice of a 2D path is
+    // the same on every rank). Ordered by group rank, so node order.
+    const GroupTopology& t = group.topology;
+    MPI_Comm made = MPI_COMM_NULL;
+    MPIDIST_MPI_CHECK(MPI_Comm_split(group.comm, t.local_rank, t.rank, &made));
+    MPIDIST_MPI_CHECK(MPI_Comm_set_errhandler(made, MPI_ERRORS_RETURN));
+    // Where every group rank sits: its local rank, its rank in its `across`, its node.
+    std::array<int, 3> mine{t.local_rank, 0, t.node_rank};
+    MPIDIST_MPI_CHECK(MPI_Comm_rank(made, &mine[1]));
+    std::vector<int> all(3 * static_cast<std::size_t>(t.size));
+    MPIDIST_MPI_CHECK(MPI_Allgather(mine.data(), 3, MPI_INT, all.data(), 3, MPI_INT, group.comm));
+    group.grid.assign(static_cast<std::size_t>(t.local_size * t.num_nodes), -1);
+    group.node_across.assign(static_cast<std::size_t>(t.local_size), -1);
+    for (int g = 0; g < t.size; ++g) {
+      const int* at = &all[3 * static_cast<std::size_t>(g)];
+      // On unequal nodes some places stay empty; the 2D paths are not taken there.
+      if (at[0] < t.local_size && at[1] < t.num_nodes)
+        group.grid[static_cast<std::size_t>(at[0] * t.num_nodes + at[1])] = g;
+      if (at[2] == t.node_rank) group.node_across[static_cast<std::size_t>(at[0])] = at[1];
+    }
+    group.across = made;
+  }
+  return group.across;
+}
 
 void run_two_level(const Call& call) {
   Group& group = *call.group;

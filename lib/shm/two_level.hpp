@@ -1,14 +1,28 @@
-// The 2D hierarchical all-reduce across nodes of equal size (lib/shm/two_level.cpp). Internal.
+// The 2D hierarchical collectives across nodes of equal size: the all-reduce (lib/shm/two_level.cpp)
+// and the all-gather (lib/shm/two_level_all_gather.cpp). Internal.
 #pragma once
 
+#include <mpi.h>
+
 #include "core/collective_call.hpp"
+#include "core/group.hpp"
 
 namespace mpidist::detail::shm {
+
+/// The ranks of this rank's local index on every node (Group::across), ordered by group rank, with
+/// Group::grid and Group::node_across; made at the first call and kept. Collective over the group.
+MPI_Comm across(Group& group);
 
 /// Runs `call` (a host all_reduce on a group whose nodes all hold the same number, more than one,
 /// of its ranks): reduce-scatter in each node's segment, an all-reduce of each local rank's slice
 /// with the same local rank of the other nodes, an all-gather in the segment; pipelined in chunks.
 /// Collective over the group; the first call also splits the group's `across` communicator.
 void run_two_level(const Call& call);
+
+/// Runs `call` (a host all_gather on a group whose nodes all hold the same number, more than one,
+/// of its ranks): every rank sends its block to the ranks of its local index on the other nodes
+/// while the node gathers its own blocks in the segment, then the node's ranks swap what they
+/// received through the segment. Collective over the group.
+void run_two_level_all_gather(const Call& call);
 
 }  // namespace mpidist::detail::shm

@@ -507,6 +507,57 @@ TEST_F(Shm, OtherCollectivesOnSplitGroups) {
   }
 }
 
+// The 2D all-gather (lib/shm/two_level_all_gather.cpp; MPIDIST_HOST_ALLREDUCE=2d on nodes of equal
+// size, and auto across real hosts): blocks in the control lines and either side of them, of a
+// segment half and of several, against MPI_Allgather, in place and out of place; on the world and on
+// groups whose ranks interleave the nodes, where the blocks one rank receives across the nodes are
+// not side by side in the output. With 4 ranks on two nodes of 2, `crossed` makes the two local
+// indices order the nodes differently (node 0 holds group ranks 0 and 3). Other layouts take MPI.
+template <class T>
+void two_level_gather_sizes(const Communicator& comm) {
+  constexpr std::size_t half = 256 << 10;
+  for (const std::size_t bytes : {sizeof(T), std::size_t{56}, std::size_t{64}, std::size_t{8192}, half - 64, half + 64,
+                                  3 * half + 8})
+    for (const std::size_t count : {bytes / sizeof(T), bytes / sizeof(T) + 1}) {
+      check_all_gather<T>(comm, count);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+}
+
+TEST_F(Shm, TwoLevelAllGatherBlockPlaces) {
+  if (mpidist::num_nodes() < 2) GTEST_SKIP() << "for groups that span nodes";
+  const Communicator world = mpidist::world();
+  two_level_gather_sizes<float>(world);
+  two_level_gather_sizes<std::uint8_t>(world);
+  two_level_gather_sizes<double>(world);
+  const int nodes = world.num_nodes(), node = world.node_rank(), local = world.local_rank();
+  const Communicator interleaved = world.split(0, local * nodes + node);
+  two_level_gather_sizes<std::int32_t>(interleaved);
+  if (world.size() == 4 && nodes == 2 && world.local_size() == 2) {
+    const Communicator crossed = world.split(0, node == 0 ? 3 * local : 1 + local);
+    ASSERT_EQ(crossed.local_rank(), local);
+    two_level_gather_sizes<float>(crossed);
+    two_level_gather_sizes<std::int64_t>(world);  // the world's own communicators after the others'
+  }
+}
+
+// Auto's all_gather across real hosts (tests/hosts, MPIDIST_HOST_ALLREDUCE unset): the 2D path from
+// 64 KiB gathered on even nodes of more than one rank, MPI elsewhere; every member must choose alike,
+// or the call hangs. The groups of AutoAcrossRealHosts, blocks either side of the crossover.
+TEST_F(Shm, AutoAllGatherAcrossRealHosts) {
+  if (std::getenv("MPIDIST_TEST_NODE_SIZES") == nullptr) GTEST_SKIP() << "only across the hosts of tests/hosts";
+  const Communicator world = mpidist::world();
+  const Communicator without_one = world.split(world.rank() == 1 ? 1 : 0);
+  const Communicator half = world.split(world.rank() % 2);
+  for (const Communicator* comm : {&world, &without_one, &half}) {
+    const std::size_t edge = (std::size_t{64} << 10) / sizeof(float) / static_cast<std::size_t>(comm->size());
+    for (const std::size_t count : {std::size_t{1}, edge - 1, edge, edge + 1, std::size_t{(1 << 20) + 3}}) {
+      check_all_gather<float>(*comm, count);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
 // all_reduce_many against one all_reduce per buffer on copies of the same inputs.
 TEST_F(Shm, AllReduceManyMatchesSeparateCalls) {
   const Communicator world = mpidist::world();
