@@ -2,11 +2,12 @@
 // rank carries 1/L of the message across the network, instead of one leader carrying all of it
 // while its node waits. Per chunk of the message (a segment half, 256 KiB):
 //   1. reduce-scatter in the node's segment (reduce_chunk): local rank r sums slice r of the chunk
-//      over the node's ranks, in local rank order, straight into its own output;
+//      over the node's ranks, in local rank order, into the chunk's slot of the group's buffer
+//      (wire_buffer: a request that a timeout leaves pending never writes the caller's memory);
 //   2. MPI_Iallreduce of that slice over `across`, the ranks of local index r on every node, in
 //      pieces of at most 32 KiB;
-//   3. an all-gather in the segment: every rank copies its finished slice into its half, then the
-//      others' slices out of theirs.
+//   3. an all-gather in the segment: every rank copies its finished slice into its output and its
+//      half, then the others' slices out of theirs.
 // Pipelined: up to `in_flight` chunks cross the network while the node reduce-scatters the next
 // ones; the all-gather of the oldest follows once its requests complete. While the segment waits
 // for the node's other ranks, it tests the oldest chunk's requests (Segment::set_wait_work): Open
@@ -22,8 +23,10 @@
 #include <array>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <vector>
 
+#include "core/context.hpp"
 #include "core/group.hpp"
 #include "core/mpi_check.hpp"
 #include "mpi/host_collectives.hpp"
@@ -86,6 +89,23 @@ MPI_Comm across(Group& group) {
   return group.across;
 }
 
+std::byte* wire_buffer(Group& group, std::size_t bytes) {
+  if (!group.across_buffer) group.across_buffer = std::make_shared<std::vector<std::byte>>();
+  std::vector<std::byte>& wire = *group.across_buffer;
+  if (wire.size() < bytes) wire.resize(bytes);
+  return wire.data();
+}
+
+KeepWireIfPending::~KeepWireIfPending() {
+  if (!group_.across_buffer || !pending_()) return;
+  try {
+    at_finalize([kept = group_.across_buffer] {});
+  } catch (...) {
+    new std::shared_ptr<std::vector<std::byte>>(group_.across_buffer);  // no context: kept for good
+  }
+  group_.across_buffer.reset();
+}
+
 void run_two_level(const Call& call) {
   Group& group = *call.group;
   const char* operation = call.name;
@@ -103,6 +123,16 @@ void run_two_level(const Call& call) {
 
   std::array<Crossing, in_flight> ring;
   std::size_t started = 0, gathered = 0;  // chunks sent across, chunks all-gathered
+  // Chunk k's reduced slice, on the network, in slot k % in_flight.
+  std::byte* const wire = wire_buffer(group, in_flight * chunk);
+  const auto slot = [&](const Crossing& c) { return wire + static_cast<std::size_t>(&c - ring.data()) * chunk; };
+  const std::function<bool()> pending = [&] {
+    for (const Crossing& c : ring)
+      for (int k = 0; k < c.pieces; ++k)
+        if (c.requests[static_cast<std::size_t>(k)] != MPI_REQUEST_NULL) return true;
+    return false;
+  };
+  const KeepWireIfPending keep(group, pending);
   // Open MPI moves a nonblocking collective only inside MPI calls (libnbc's schedule, TCP's
   // rendezvous): a test of the oldest crossing while the segment waits for the node's other ranks
   // keeps all of them moving, so the network works during the node's steps instead of between them.
@@ -126,10 +156,13 @@ void run_two_level(const Call& call) {
       wait_or_time_out(operation, Deadline(operation, &group), c.requests[static_cast<std::size_t>(k)],
                        "the ranks of the same local rank on the other nodes (the 2D all-reduce's cross-node step)");
     const auto [lo, hi] = own_slice(c);
-    std::byte* mine = out + c.first + lo * e;
+    std::byte* mine = slot(c) + lo * e;
     if (call.op == ReduceOp::Avg && hi > lo) mpi::divide(mine, hi - lo, call.dtype, call.size);
     const std::uint64_t step = seg.begin_step(operation);
-    if (hi > lo) std::memcpy(seg.half(seg.rank(), step) + lo * e, mine, (hi - lo) * e);
+    if (hi > lo) {
+      std::memcpy(out + c.first + lo * e, mine, (hi - lo) * e);
+      std::memcpy(seg.half(seg.rank(), step) + lo * e, mine, (hi - lo) * e);
+    }
     seg.post(Segment::finished(step));
     copy_out_chunk(seg, operation, layout, red, step, c.first, c.bytes, true);
   };
@@ -138,13 +171,13 @@ void run_two_level(const Call& call) {
     if (started - gathered == in_flight) gather(ring[gathered++ % in_flight]);
     Crossing& c = ring[started++ % in_flight];
     c.first = first, c.bytes = std::min(chunk, piece.bytes - first), c.pieces = 0;
-    reduce_chunk(seg, operation, layout, red, c.first, c.bytes, out + c.first);
+    reduce_chunk(seg, operation, layout, red, c.first, c.bytes, slot(c));
     const auto [lo, hi] = own_slice(c);
     // The ranks of `across` share this slice's bounds (equal nodes), so all of them cut it alike
     // and skip an empty one.
     const std::size_t per_piece = std::max(piece_limit / e, (hi - lo + max_pieces - 1) / max_pieces);
     for (std::size_t at = lo; at < hi; at += per_piece)
-      MPIDIST_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, out + c.first + at * e,
+      MPIDIST_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, slot(c) + at * e,
                                        static_cast<int>(std::min(per_piece, hi - at)), type, op, peers,
                                        &c.requests[static_cast<std::size_t>(c.pieces++)]));
     test_oldest();

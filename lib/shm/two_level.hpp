@@ -4,6 +4,9 @@
 
 #include <mpi.h>
 
+#include <cstddef>
+#include <functional>
+
 #include "core/collective_call.hpp"
 #include "core/group.hpp"
 
@@ -12,6 +15,26 @@ namespace mpidist::detail::shm {
 /// The ranks of this rank's local index on every node (Group::across), ordered by group rank, with
 /// Group::grid and Group::node_across; made at the first call and kept. Collective over the group.
 MPI_Comm across(Group& group);
+
+/// The group's buffer for data on the network (Group::across_buffer), of at least `bytes`. A
+/// collective request cannot be cancelled: what one that a timeout leaves pending may still write
+/// must not be the caller's memory.
+std::byte* wire_buffer(Group& group, std::size_t bytes);
+
+/// Hands Group::across_buffer to finalize() if the scope is left (an Error) while `pending()`:
+/// a late peer's data may still arrive there. The group takes a new buffer at its next call.
+class KeepWireIfPending {
+ public:
+  /// `pending` outlives the guard.
+  KeepWireIfPending(Group& group, const std::function<bool()>& pending) noexcept : group_(group), pending_(pending) {}
+  ~KeepWireIfPending();
+  KeepWireIfPending(const KeepWireIfPending&) = delete;
+  KeepWireIfPending& operator=(const KeepWireIfPending&) = delete;
+
+ private:
+  Group& group_;
+  const std::function<bool()>& pending_;
+};
 
 /// Runs `call` (a host all_reduce on a group whose nodes all hold the same number, more than one,
 /// of its ranks): reduce-scatter in each node's segment, an all-reduce of each local rank's slice

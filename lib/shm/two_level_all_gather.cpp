@@ -13,10 +13,8 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
-#include <memory>
 #include <vector>
 
-#include "core/context.hpp"
 #include "core/group.hpp"
 #include "core/mpi_check.hpp"
 #include "shm/segment.hpp"
@@ -32,28 +30,6 @@ namespace {
 // runs each: 0.84-1.01 x MPI_Allgather with each host on a core of its own (two steps: 0.84-1.25),
 // 0.87-1.27 with both hosts on both cores (two steps: 0.80-1.83).
 constexpr std::size_t one_step_limit = 16 * 1024;
-
-// Keeps the group's buffer alive until finalize() if the call leaves while its request is pending
-// (an Error): a late peer's block may still arrive there.
-class KeepIfPending {
- public:
-  KeepIfPending(Group& group, const MPI_Request& request) noexcept : group_(group), request_(request) {}
-  ~KeepIfPending() {
-    if (request_ == MPI_REQUEST_NULL || !group_.across_buffer) return;
-    try {
-      at_finalize([kept = group_.across_buffer] {});
-    } catch (...) {
-      new std::shared_ptr<std::vector<std::byte>>(group_.across_buffer);  // never freed
-    }
-    group_.across_buffer.reset();  // the next call on a group made usable again takes a new one
-  }
-  KeepIfPending(const KeepIfPending&) = delete;
-  KeepIfPending& operator=(const KeepIfPending&) = delete;
-
- private:
-  Group& group_;
-  const MPI_Request& request_;
-};
 
 }  // namespace
 
@@ -75,15 +51,14 @@ void run_two_level_all_gather(const Call& call) {
   if (call.in != own) std::memcpy(own, call.in, block);
 
   // 1. This rank's block to its counterparts, theirs in `across` order, through the group's buffer.
-  if (!group.across_buffer) group.across_buffer = std::make_shared<std::vector<std::byte>>();
-  std::vector<std::byte>& wire = *group.across_buffer;
-  if (wire.size() < static_cast<std::size_t>(nodes) * block) wire.resize(static_cast<std::size_t>(nodes) * block);
-  const auto on_wire = [&](int j) { return wire.data() + static_cast<std::size_t>(j) * block; };
+  std::byte* const wire = wire_buffer(group, static_cast<std::size_t>(nodes) * block);
+  const auto on_wire = [&](int j) { return wire + static_cast<std::size_t>(j) * block; };
   std::memcpy(on_wire(own_node(me)), own, block);
   MPI_Request request = MPI_REQUEST_NULL;
-  const KeepIfPending keep(group, request);
-  MPIDIST_MPI_CHECK(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, wire.data(), static_cast<int>(block), MPI_BYTE,
-                                   peers, &request));
+  const std::function<bool()> pending = [&] { return request != MPI_REQUEST_NULL; };
+  const KeepWireIfPending keep(group, pending);
+  MPIDIST_MPI_CHECK(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, wire, static_cast<int>(block), MPI_BYTE, peers,
+                                   &request));
 
   // 2. The node's own blocks, while the network works.
   const bool one_step = static_cast<std::size_t>(nodes) * block <= one_step_limit;
