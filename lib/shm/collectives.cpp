@@ -180,27 +180,38 @@ AcrossNodes across_nodes(const Call& call) {
 }
 
 // The 2D all-gather (shm/two_level_all_gather.cpp) against MPI_Allgather at 2 + 2 on the two-host
-// harness (benchmarks/results/two-hosts-2026-11-28-2d-all-gather/), three runs each, 16 B-64 MiB
+// harness (benchmarks/results/two-hosts-2026-11-27-2d-others/), three runs each, 16 B-64 MiB
 // gathered: each host on a core of its own 0.84-0.97 below 64 KiB, 0.73-0.81 at 64-256 KiB,
 // 0.57-0.66 from 1 MiB; both hosts on both cores 0.83-1.55 below 16 KiB (above 1.1 in most
 // launches), 0.93-1.12 at 16 KiB, 0.77-0.98 at 64-256 KiB, 0.55-0.74 from 1 MiB. A host sends half
 // the bytes MPI's does (the veth's counts): N / 2 against N. Auto takes it from 64 KiB, where it
 // won on both; below, MPI.
 constexpr std::size_t two_d_all_gather_from = 64 * 1024;
+// The 2D reduce-scatter (shm/two_level_reduce_scatter.cpp) against MPI_Reduce_scatter_block, the
+// same harness and runs, 16 B-64 MiB scattered: a core a host 0.64-0.99 below 16 KiB, 0.70-0.90
+// at 16-64 KiB, 0.25-0.39 from 256 KiB; shared cores 0.62-1.13 below 16 KiB (one launch of three
+// above 1), 0.74-0.96 at 16-64 KiB, 0.22-0.38 from 256 KiB. Open MPI's reduce-scatter at 4 ranks
+// sends 2.5 times the 2D path's bytes across the hosts (the veth's counts). Auto takes it from
+// 16 KiB.
+constexpr std::size_t two_d_reduce_scatter_from = 16 * 1024;
 
-// Whether an all_gather on a group spanning nodes takes the 2D path: forced by
-// MPIDIST_HOST_ALLREDUCE=2d, and under auto across real hosts from two_d_all_gather_from gathered.
-// It needs nodes of equal size above one rank, a block an MPI count of bytes can hold, and bytes to
-// move. The same on every member, as across_nodes.
-bool two_d_all_gather(const Call& call) {
+// Whether an all_gather or a reduce_scatter on a group spanning nodes takes its 2D path: forced by
+// MPIDIST_HOST_ALLREDUCE=2d, and under auto across real hosts from the sizes above (of the gathered
+// output, of the scattered input). It needs nodes of equal size above one rank, a block an MPI
+// count of bytes can hold, and bytes to move. The same on every member, as across_nodes.
+bool two_d_other(const Call& call) {
   Group& group = *call.group;
   if (group.ranks_per_node < 0) work_out_nodes(group);
   const std::size_t block = call.count * size_of(call.dtype);
   if (group.ranks_per_node < 2 || block == 0 || block > static_cast<std::size_t>(INT_MAX)) return false;
+  const bool gather = call.kind == CollectiveKind::AllGather;
+  // The reduce-scatter's pieces of every block share a segment half: 64 bytes a rank, at least.
+  if (!gather && call.size > static_cast<int>(Segment::half_bytes / 64)) return false;
   switch (settings(call.name).host_all_reduce) {
     case HostAllReduce::TwoD: return true;
     case HostAllReduce::Auto:
-      return group.spans_hosts == 1 && block * static_cast<std::size_t>(call.size) >= two_d_all_gather_from;
+      return group.spans_hosts == 1 &&
+             block * static_cast<std::size_t>(call.size) >= (gather ? two_d_all_gather_from : two_d_reduce_scatter_from);
     case HostAllReduce::Mpi:
     case HostAllReduce::Shm: return false;
   }
@@ -213,7 +224,7 @@ bool accepts(const Call& call, bool one_node) {
   if (call.device >= 0 || call.size < 2) return false;
   if (call.group->topology.num_nodes == 1 ? !one_node : one_node) return false;
   if (!one_node) {
-    if (call.kind == CollectiveKind::AllGather) return two_d_all_gather(call);
+    if (call.kind == CollectiveKind::AllGather || call.kind == CollectiveKind::ReduceScatter) return two_d_other(call);
     return call.kind == CollectiveKind::AllReduce && across_nodes(call) != AcrossNodes::Mpi;
   }
   // Every rank needs a 64-byte piece of a half (reduce_scatter), which bounds a node at 4096 ranks.
@@ -257,6 +268,7 @@ void exchange_with_other_leader(MPI_Comm leaders, void* data, std::size_t count,
 
 void run_hierarchical(const Call& call) {
   if (call.kind == CollectiveKind::AllGather) return run_two_level_all_gather(call);
+  if (call.kind == CollectiveKind::ReduceScatter) return run_two_level_reduce_scatter(call);
   if (across_nodes(call) == AcrossNodes::TwoD) return run_two_level(call);
   Group& group = *call.group;
   // A rank alone on its node (the 1 of 3 + 1) needs no segment.

@@ -1,5 +1,6 @@
-// The 2D hierarchical collectives across nodes of equal size: the all-reduce (lib/shm/two_level.cpp)
-// and the all-gather (lib/shm/two_level_all_gather.cpp). Internal.
+// The 2D hierarchical collectives across nodes of equal size: the all-reduce (lib/shm/two_level.cpp),
+// the all-gather (lib/shm/two_level_all_gather.cpp) and the reduce-scatter
+// (lib/shm/two_level_reduce_scatter.cpp). Internal.
 #pragma once
 
 #include <mpi.h>
@@ -47,5 +48,10 @@ void run_two_level(const Call& call);
 /// while the node gathers its own blocks in the segment, then the node's ranks swap what they
 /// received through the segment. Collective over the group.
 void run_two_level_all_gather(const Call& call);
+
+/// Runs `call` (a host reduce_scatter on a group like run_two_level's): piece by piece, a
+/// reduce-scatter in the node's segment gives each rank the node's sums of its counterparts' blocks,
+/// and an MPI reduce-scatter among the counterparts gives each its own block. Collective over the group.
+void run_two_level_reduce_scatter(const Call& call);
 
 }  // namespace mpidist::detail::shm

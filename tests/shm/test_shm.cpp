@@ -507,52 +507,64 @@ TEST_F(Shm, OtherCollectivesOnSplitGroups) {
   }
 }
 
-// The 2D all-gather (lib/shm/two_level_all_gather.cpp; MPIDIST_HOST_ALLREDUCE=2d on nodes of equal
-// size, and auto across real hosts): blocks in the control lines and either side of them, of a
-// segment half and of several, against MPI_Allgather, in place and out of place; on the world and on
-// groups whose ranks interleave the nodes, where the blocks one rank receives across the nodes are
-// not side by side in the output. With 4 ranks on two nodes of 2, `crossed` makes the two local
-// indices order the nodes differently (node 0 holds group ranks 0 and 3). Other layouts take MPI.
+// The 2D all-gather and reduce-scatter (lib/shm/two_level_all_gather.cpp,
+// two_level_reduce_scatter.cpp; MPIDIST_HOST_ALLREDUCE=2d on nodes of equal size, and auto across
+// real hosts) against MPI on the same inputs, in place and out of place: blocks in the control
+// lines and either side of them, of the reduce-scatter's 32 KiB pieces and its four in flight, of a
+// segment half and of several; on the world and on groups whose ranks interleave the nodes, where a
+// rank's counterparts' blocks are not side by side. With 4 ranks on two nodes of 2, `crossed` makes
+// the two local indices order the nodes differently (node 0 holds group ranks 0 and 3). Other
+// layouts take MPI.
 template <class T>
-void two_level_gather_sizes(const Communicator& comm) {
-  constexpr std::size_t half = 256 << 10;
-  for (const std::size_t bytes : {sizeof(T), std::size_t{56}, std::size_t{64}, std::size_t{8192}, half - 64, half + 64,
-                                  3 * half + 8})
+void two_level_block_sizes(const Communicator& comm, ReduceOp op) {
+  constexpr std::size_t half = 256 << 10, piece = 32 << 10;
+  for (const std::size_t bytes : {sizeof(T), std::size_t{56}, std::size_t{64}, std::size_t{8192}, piece, 5 * piece,
+                                  half - 64, half + 64, 3 * half + 8})
     for (const std::size_t count : {bytes / sizeof(T), bytes / sizeof(T) + 1}) {
       check_all_gather<T>(comm, count);
+      check_reduce_scatter<T>(comm, count, op);
       if (::testing::Test::HasFatalFailure()) return;
     }
 }
 
-TEST_F(Shm, TwoLevelAllGatherBlockPlaces) {
+TEST_F(Shm, TwoLevelBlockPlaces) {
   if (mpidist::num_nodes() < 2) GTEST_SKIP() << "for groups that span nodes";
   const Communicator world = mpidist::world();
-  two_level_gather_sizes<float>(world);
-  two_level_gather_sizes<std::uint8_t>(world);
-  two_level_gather_sizes<double>(world);
+  two_level_block_sizes<float>(world, ReduceOp::Avg);
+  two_level_block_sizes<std::uint8_t>(world, ReduceOp::Max);
+  two_level_block_sizes<double>(world, ReduceOp::Sum);
+  two_level_block_sizes<mpidist::bfloat16>(world, ReduceOp::Sum);
   const int nodes = world.num_nodes(), node = world.node_rank(), local = world.local_rank();
   const Communicator interleaved = world.split(0, local * nodes + node);
-  two_level_gather_sizes<std::int32_t>(interleaved);
+  two_level_block_sizes<std::int32_t>(interleaved, ReduceOp::Sum);
   if (world.size() == 4 && nodes == 2 && world.local_size() == 2) {
     const Communicator crossed = world.split(0, node == 0 ? 3 * local : 1 + local);
     ASSERT_EQ(crossed.local_rank(), local);
-    two_level_gather_sizes<float>(crossed);
-    two_level_gather_sizes<std::int64_t>(world);  // the world's own communicators after the others'
+    two_level_block_sizes<float>(crossed, ReduceOp::Sum);
+    two_level_block_sizes<std::int64_t>(world, ReduceOp::Product);  // the world's own after the others'
   }
 }
 
-// Auto's all_gather across real hosts (tests/hosts, MPIDIST_HOST_ALLREDUCE unset): the 2D path from
-// 64 KiB gathered on even nodes of more than one rank, MPI elsewhere; every member must choose alike,
-// or the call hangs. The groups of AutoAcrossRealHosts, blocks either side of the crossover.
-TEST_F(Shm, AutoAllGatherAcrossRealHosts) {
+// Auto's all_gather and reduce_scatter across real hosts (tests/hosts, MPIDIST_HOST_ALLREDUCE unset):
+// the 2D paths from 64 KiB gathered and 16 KiB scattered on even nodes of more than one rank, MPI
+// elsewhere;
+// every member must choose alike, or the call hangs. The groups of AutoAcrossRealHosts, blocks
+// either side of the crossover.
+TEST_F(Shm, AutoGatherAndScatterAcrossRealHosts) {
   if (std::getenv("MPIDIST_TEST_NODE_SIZES") == nullptr) GTEST_SKIP() << "only across the hosts of tests/hosts";
   const Communicator world = mpidist::world();
   const Communicator without_one = world.split(world.rank() == 1 ? 1 : 0);
   const Communicator half = world.split(world.rank() % 2);
   for (const Communicator* comm : {&world, &without_one, &half}) {
-    const std::size_t edge = (std::size_t{64} << 10) / sizeof(float) / static_cast<std::size_t>(comm->size());
-    for (const std::size_t count : {std::size_t{1}, edge - 1, edge, edge + 1, std::size_t{(1 << 20) + 3}}) {
+    const auto per_rank = [&](std::size_t bytes) { return bytes / sizeof(float) / static_cast<std::size_t>(comm->size()); };
+    for (const std::size_t edge : {per_rank(16 << 10), per_rank(64 << 10)})
+      for (const std::size_t count : {edge - 1, edge, edge + 1}) {
+        check_all_gather<float>(*comm, count);
+        check_reduce_scatter<float>(*comm, count, ReduceOp::Sum);
+      }
+    for (const std::size_t count : {std::size_t{1}, std::size_t{(1 << 20) + 3}}) {
       check_all_gather<float>(*comm, count);
+      check_reduce_scatter<float>(*comm, count, ReduceOp::Sum);
       if (::testing::Test::HasFatalFailure()) return;
     }
   }

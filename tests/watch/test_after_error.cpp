@@ -84,9 +84,11 @@ TEST(AfterErrorLate, EveryHostCollectiveOnSimulatedNodes) {
   // The 2D all-reduce: its ranks wait in the cross-node step or in the segment, whose waits test
   // that step's requests.
   late_case(4, "all_reduce 2097152", "MPIDIST_RANKS_PER_NODE=2 MPIDIST_HOST_ALLREDUCE=2d", 2.5);
-  // The 2D all-gather: in the segment (testing its cross-node request) or in that request's wait.
-  for (const char* elements : {" 4", " 2097152"})
-    late_case(4, std::string("all_gather") + elements, "MPIDIST_RANKS_PER_NODE=2 MPIDIST_HOST_ALLREDUCE=2d", 2.5);
+  // The 2D all-gather and reduce-scatter: in the segment (testing their cross-node requests) or in
+  // those requests' waits.
+  for (const char* name : {"all_gather", "reduce_scatter"})
+    for (const char* elements : {" 4", " 2097152"})
+      late_case(4, name + std::string(elements), "MPIDIST_RANKS_PER_NODE=2 MPIDIST_HOST_ALLREDUCE=2d", 2.5);
 }
 
 // Case 2: set_timeout decides every wait, MPIDIST_TIMEOUT being only the default: longer and
