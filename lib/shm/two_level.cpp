@@ -30,6 +30,7 @@
 #include "core/group.hpp"
 #include "core/mpi_check.hpp"
 #include "mpi/host_collectives.hpp"
+#include "shm/reduce.hpp"
 #include "shm/segment.hpp"
 #include "shm/steps.hpp"
 #include "watch/timeout.hpp"
@@ -52,12 +53,13 @@ constexpr std::size_t max_pieces = 8;
 // a slow step (a descheduled rank on a loaded host). 1 MiB of slices a rank at L = 2.
 constexpr std::size_t in_flight = 4;
 
-// One chunk whose slice is on the network, in `pieces` requests.
+// One chunk whose slice is on the network, in `used` requests (a piece's all-reduce, or its send
+// and receive).
 struct Crossing {
   std::size_t first = 0;  // the chunk's byte range in the message
   std::size_t bytes = 0;
-  int pieces = 0;
-  std::array<MPI_Request, max_pieces> requests{};
+  int used = 0;
+  std::array<MPI_Request, 2 * max_pieces> requests{};
 };
 
 }  // namespace
@@ -121,14 +123,22 @@ void run_two_level(const Call& call) {
   auto* out = static_cast<std::byte*>(call.out);
   const std::size_t chunk = Segment::half_bytes / e * e;
 
+  // Between two nodes the counterparts swap their slices and each sums the two in `across` order
+  // (the same bits on both): one exchange of N / L each way, the bytes MPI_Iallreduce sends, which
+  // on the two-host harness at 2 + 2 took 0.48-0.96 x MPI_Allreduce at 16 KiB-1 MiB where Open MPI's
+  // MPI_Iallreduce of two ranks (libnbc) took 0.84-1.30 (lib/shm/collectives.cpp has the runs).
+  const bool swap = group.topology.num_nodes == 2;
+  const int own_node = group.node_across[static_cast<std::size_t>(seg.rank())];
+
   std::array<Crossing, in_flight> ring;
   std::size_t started = 0, gathered = 0;  // chunks sent across, chunks all-gathered
-  // Chunk k's reduced slice, on the network, in slot k % in_flight.
-  std::byte* const wire = wire_buffer(group, in_flight * chunk);
-  const auto slot = [&](const Crossing& c) { return wire + static_cast<std::size_t>(&c - ring.data()) * chunk; };
+  // Chunk k's reduced slice, on the network, in slot k % in_flight; after it, the other node's.
+  std::byte* const wire = wire_buffer(group, in_flight * 2 * chunk);
+  const auto slot = [&](const Crossing& c) { return wire + static_cast<std::size_t>(&c - ring.data()) * 2 * chunk; };
+  const auto theirs = [&](const Crossing& c) { return slot(c) + chunk; };
   const std::function<bool()> pending = [&] {
     for (const Crossing& c : ring)
-      for (int k = 0; k < c.pieces; ++k)
+      for (int k = 0; k < c.used; ++k)
         if (c.requests[static_cast<std::size_t>(k)] != MPI_REQUEST_NULL) return true;
     return false;
   };
@@ -145,24 +155,28 @@ void run_two_level(const Call& call) {
     if (started == gathered) return;
     Crossing& oldest = ring[gathered % in_flight];
     int done = 0;
-    if (oldest.pieces > 0)
-      MPIDIST_MPI_CHECK(MPI_Testall(oldest.pieces, oldest.requests.data(), &done, MPI_STATUSES_IGNORE));
+    if (oldest.used > 0)
+      MPIDIST_MPI_CHECK(MPI_Testall(oldest.used, oldest.requests.data(), &done, MPI_STATUSES_IGNORE));
   };
   const WhileWaiting keep_moving(seg, test_oldest);
   const auto own_slice = [&](const Crossing& c) { return slice(c.bytes / e, seg.size(), seg.rank(), e); };
   const auto gather = [&](Crossing& c) {
     // A Deadline per wait, as the segment's waits keep one: the timeout bounds a silence, not the call.
-    for (int k = 0; k < c.pieces; ++k)
+    for (int k = 0; k < c.used; ++k)
       wait_or_time_out(operation, Deadline(operation, &group), c.requests[static_cast<std::size_t>(k)],
                        "the ranks of the same local rank on the other nodes (the 2D all-reduce's cross-node step)");
     const auto [lo, hi] = own_slice(c);
-    std::byte* mine = slot(c) + lo * e;
-    if (call.op == ReduceOp::Avg && hi > lo) mpi::divide(mine, hi - lo, call.dtype, call.size);
-    const std::uint64_t step = seg.begin_step(operation);
+    std::byte* result = out + c.first + lo * e;
     if (hi > lo) {
-      std::memcpy(out + c.first + lo * e, mine, (hi - lo) * e);
-      std::memcpy(seg.half(seg.rank(), step) + lo * e, mine, (hi - lo) * e);
+      const void* sums[2];
+      sums[own_node] = slot(c) + lo * e;
+      sums[1 - own_node] = theirs(c) + lo * e;
+      if (swap) reduce(result, sums, 2, hi - lo, call.dtype, red.op);
+      else std::memcpy(result, slot(c) + lo * e, (hi - lo) * e);
+      if (call.op == ReduceOp::Avg) mpi::divide(result, hi - lo, call.dtype, call.size);
     }
+    const std::uint64_t step = seg.begin_step(operation);
+    if (hi > lo) std::memcpy(seg.half(seg.rank(), step) + lo * e, result, (hi - lo) * e);
     seg.post(Segment::finished(step));
     copy_out_chunk(seg, operation, layout, red, step, c.first, c.bytes, true);
   };
@@ -170,16 +184,22 @@ void run_two_level(const Call& call) {
   for (std::size_t first = 0; first < piece.bytes; first += chunk) {
     if (started - gathered == in_flight) gather(ring[gathered++ % in_flight]);
     Crossing& c = ring[started++ % in_flight];
-    c.first = first, c.bytes = std::min(chunk, piece.bytes - first), c.pieces = 0;
+    c.first = first, c.bytes = std::min(chunk, piece.bytes - first), c.used = 0;
     reduce_chunk(seg, operation, layout, red, c.first, c.bytes, slot(c));
     const auto [lo, hi] = own_slice(c);
     // The ranks of `across` share this slice's bounds (equal nodes), so all of them cut it alike
     // and skip an empty one.
     const std::size_t per_piece = std::max(piece_limit / e, (hi - lo + max_pieces - 1) / max_pieces);
-    for (std::size_t at = lo; at < hi; at += per_piece)
-      MPIDIST_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, slot(c) + at * e,
-                                       static_cast<int>(std::min(per_piece, hi - at)), type, op, peers,
-                                       &c.requests[static_cast<std::size_t>(c.pieces++)]));
+    for (std::size_t at = lo; at < hi; at += per_piece) {
+      const int n = static_cast<int>(std::min(per_piece, hi - at));
+      const auto next = [&] { return &c.requests[static_cast<std::size_t>(c.used++)]; };
+      if (swap) {
+        MPIDIST_MPI_CHECK(MPI_Irecv(theirs(c) + at * e, n, type, 1 - own_node, 0, peers, next()));
+        MPIDIST_MPI_CHECK(MPI_Isend(slot(c) + at * e, n, type, 1 - own_node, 0, peers, next()));
+      } else {
+        MPIDIST_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, slot(c) + at * e, n, type, op, peers, next()));
+      }
+    }
     test_oldest();
   }
   while (gathered < started) gather(ring[gathered++ % in_flight]);
