@@ -12,7 +12,6 @@
 #include "shm/collectives.hpp"
 
 #include <algorithm>
-#include <climits>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -181,12 +180,11 @@ AcrossNodes across_nodes(const Call& call) {
 
 // The 2D all-gather (shm/two_level_all_gather.cpp) against MPI_Allgather at 2 + 2 on the two-host
 // harness (benchmarks/results/two-hosts-2026-11-27-2d-others/), three runs each, 16 B-64 MiB
-// gathered: each host on a core of its own 0.84-0.97 below 64 KiB, 0.73-0.81 at 64-256 KiB,
-// 0.57-0.66 from 1 MiB; both hosts on both cores 0.83-1.55 below 16 KiB (above 1.1 in most
-// launches), 0.93-1.12 at 16 KiB, 0.77-0.98 at 64-256 KiB, 0.55-0.74 from 1 MiB. A host sends half
-// the bytes MPI's does (the veth's counts): N / 2 against N. Auto takes it from 64 KiB, where it
-// won on both; below, MPI.
-constexpr std::size_t two_d_all_gather_from = 64 * 1024;
+// gathered: each host on a core of its own 0.67-0.99 below 256 KiB, 0.59-0.72 from 256 KiB; both
+// hosts on both cores 1.06-1.48 below 16 KiB, 0.90-1.07 at 16-64 KiB, 0.82-1.16 at 256 KiB-1 MiB
+// (medians 0.91-0.92), 0.67-1.00 from 4 MiB. A host sends half the bytes MPI's does (the veth's
+// counts): N / 2 against N. Auto takes it from 256 KiB, where its medians won on both; below, MPI.
+constexpr std::size_t two_d_all_gather_from = 256 * 1024;
 // The 2D reduce-scatter (shm/two_level_reduce_scatter.cpp) against MPI_Reduce_scatter_block, the
 // same harness and runs, 16 B-64 MiB scattered: a core a host 0.64-0.99 below 16 KiB, 0.70-0.90
 // at 16-64 KiB, 0.25-0.39 from 256 KiB; shared cores 0.62-1.13 below 16 KiB (one launch of three
@@ -197,13 +195,13 @@ constexpr std::size_t two_d_reduce_scatter_from = 16 * 1024;
 
 // Whether an all_gather or a reduce_scatter on a group spanning nodes takes its 2D path: forced by
 // MPIDIST_HOST_ALLREDUCE=2d, and under auto across real hosts from the sizes above (of the gathered
-// output, of the scattered input). It needs nodes of equal size above one rank, a block an MPI
-// count of bytes can hold, and bytes to move. The same on every member, as across_nodes.
+// output, of the scattered input). It needs nodes of equal size above one rank, and bytes to move.
+// The same on every member, as across_nodes.
 bool two_d_other(const Call& call) {
   Group& group = *call.group;
   if (group.ranks_per_node < 0) work_out_nodes(group);
   const std::size_t block = call.count * size_of(call.dtype);
-  if (group.ranks_per_node < 2 || block == 0 || block > static_cast<std::size_t>(INT_MAX)) return false;
+  if (group.ranks_per_node < 2 || block == 0) return false;
   const bool gather = call.kind == CollectiveKind::AllGather;
   // The reduce-scatter's pieces of every block share a segment half: 64 bytes a rank, at least.
   if (!gather && call.size > static_cast<int>(Segment::half_bytes / 64)) return false;
