@@ -23,7 +23,8 @@ inline constexpr std::size_t default_fusion_bytes = std::size_t{64} << 20;
 /// MPIDIST_HOST_ALLREDUCE: how a host all_reduce travels. Auto picks per size and placement from
 /// measurements; Mpi, Shm and TwoD force one. Across nodes Shm is the leader-only hierarchical
 /// all-reduce and TwoD the 2D one (every local rank carries a slice; on nodes of unequal size,
-/// where slices cannot match, the leader-only one); on one node both are the segment's.
+/// where slices cannot match, the leader-only one); on one node both are the segment's. TwoD also
+/// forces the 2D all_gather and reduce_scatter across equal nodes (MPI elsewhere, and under Shm).
 enum class HostAllReduce { Auto, Mpi, Shm, TwoD };
 
 struct Settings {

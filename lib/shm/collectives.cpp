@@ -87,11 +87,17 @@ constexpr std::size_t hierarchical_crossover = 16 * 1024;
 // (shm/two_level.cpp), 2D forced at 2 + 2, a core a host, eight runs interleaved with the commit
 // before: 16 KiB 0.48-0.53 (before 0.84-0.93), 64 KiB 0.64-0.69 (0.84-1.37), 256 KiB 0.59-0.67
 // (0.78-0.81), 1 MiB 0.86-1.11, median 0.95 (1.01-1.30), 4-64 MiB within the runs' spread of
-// before. So the 2D path takes 1 MiB too: even nodes across real hosts take it from 16 KiB.
+// before. But against MPIDIST_HOST_ALLREDUCE=mpi in the same batch (six runs each, later) 1 MiB
+// measured 0.95-1.22 (median 1.14) against MPI's 1.00-1.05, where 512 KiB took 0.80-0.99 and 2 MiB
+// 0.83-0.95: four chunks, all in flight at once, have no steady state (chunks of an eighth or a
+// sixteenth of the message did no better). So [1 MiB, 2 MiB) stays with MPI.
 // The GPU node has measured neither change.
 // On one host (simulated nodes) the 16 KiB crossover stays. The choice depends only on the settings,
 // the size and the job's placement table, the same on every rank: every member of the group takes
 // the same path (one rank in the hierarchical path and another in MPI_Allreduce would hang).
+// Even nodes across real hosts leave [1 MiB, 2 MiB) to MPI (the runs above).
+constexpr std::size_t mpi_band_from = std::size_t{1} << 20;
+constexpr std::size_t mpi_band_to = std::size_t{2} << 20;
 
 // Messages up to this size go one-shot (measured: beyond it the split arithmetic wins).
 constexpr std::size_t one_shot_limit = 16 * 1024;
@@ -170,10 +176,13 @@ AcrossNodes across_nodes(const Call& call) {
   }
   const std::size_t bytes = call.count * size_of(call.dtype);
   // Across real hosts with more than one rank on some node (the measurements above): uneven nodes
-  // take the leader path at every size. Even ones take it below 16 KiB, and the 2D path (every
-  // local rank carries a slice) from there.
-  if (group.spans_hosts == 1 && ranks_per_node != 1)
-    return two_d && bytes >= hierarchical_crossover ? AcrossNodes::TwoD : AcrossNodes::Leader;
+  // take the leader path at every size. Even ones take it below 16 KiB, MPI's all-reduce from 1 to
+  // 2 MiB, and the 2D path (every local rank carries a slice) between and above.
+  if (group.spans_hosts == 1 && ranks_per_node != 1) {
+    if (!two_d || bytes < hierarchical_crossover) return AcrossNodes::Leader;
+    if (bytes >= mpi_band_from && bytes < mpi_band_to) return AcrossNodes::Mpi;
+    return AcrossNodes::TwoD;
+  }
   // One host (simulated nodes), or one rank a node (1 + 1): the crossover measured on one host.
   return bytes >= hierarchical_crossover ? AcrossNodes::Leader : AcrossNodes::Mpi;
 }

@@ -20,15 +20,17 @@ struct Piece {
 
 /// True when `call` is a host collective that the shared-memory path should take on a group whose
 /// ranks all share one node (`one_node`: all_reduce, broadcast, reduce, reduce_scatter,
-/// all_gather), or an all_reduce on a group that spans several nodes (!one_node): forced by
-/// MPIDIST_HOST_ALLREDUCE=shm or 2d, or where it measured faster than MPI under auto.
+/// all_gather), or an all_reduce, all_gather or reduce_scatter on a group that spans several nodes
+/// (!one_node): forced by MPIDIST_HOST_ALLREDUCE=shm or 2d, or where it measured faster than MPI
+/// under auto.
 bool accepts(const Call& call, bool one_node);
 
 /// Runs `call` (a host collective on a group on one node) through the segment.
 void run_one_node(const Call& call);
-/// Runs `call` (a host all_reduce on a group spanning nodes): the 2D all-reduce (shm/two_level.hpp)
-/// where it was chosen, else the leader-only one: reduce to each node's leader in shared memory,
-/// MPI all-reduce across the leaders, broadcast from the leader in shared memory.
+/// Runs `call` (a host all_reduce, all_gather or reduce_scatter on a group spanning nodes): the
+/// 2D paths (shm/two_level.hpp) where they were chosen, else the leader-only all-reduce: reduce to
+/// each node's leader in shared memory, MPI all-reduce across the leaders, broadcast from the
+/// leader in shared memory.
 void run_hierarchical(const Call& call);
 
 /// Returns once the first `end` bytes of a message's input hold their data: an all-reduce given one

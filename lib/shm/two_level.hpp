@@ -5,11 +5,14 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <cstddef>
 #include <functional>
+#include <vector>
 
 #include "core/collective_call.hpp"
 #include "core/group.hpp"
+#include "shm/segment.hpp"
 
 namespace mpidist::detail::shm {
 
@@ -35,6 +38,65 @@ class KeepWireIfPending {
  private:
   Group& group_;
   const std::function<bool()>& pending_;
+};
+
+/// Pieces of a 2D all-gather or reduce-scatter on the network between a rank and its counterparts
+/// (the ranks of its local index on the other nodes): up to `in_flight` at once, each in a slot of
+/// the group's buffer with the requests that swap it. While it lives, the segment's waits test the
+/// oldest piece's requests (Open MPI moves messages only inside MPI calls), and if the call leaves
+/// with requests pending (an Error), the buffer goes to finalize() (KeepWireIfPending).
+class PieceRing {
+ public:
+  static constexpr std::size_t in_flight = 4;
+  /// Bytes of a block a piece carries, at most: under TCP's eager limit (Open MPI's
+  /// btl_tcp_eager_limit, 64 KiB with the headers), so that a piece leaves at once.
+  static constexpr std::size_t piece_limit = 32 * 1024;
+
+  struct Piece {
+    std::size_t first = 0;  // the piece's byte range in every block
+    std::size_t bytes = 0;
+    std::byte* slot = nullptr;
+    std::vector<MPI_Request> requests;
+  };
+
+  PieceRing(Group& group, Segment& seg, std::size_t slot_bytes);
+  PieceRing(const PieceRing&) = delete;
+  PieceRing& operator=(const PieceRing&) = delete;
+
+  bool full() const noexcept { return started_ - finished_ == in_flight; }
+  bool empty() const noexcept { return started_ == finished_; }
+  /// The next slot, for the piece [first, first + bytes) of the blocks.
+  Piece& start(std::size_t first, std::size_t bytes);
+  /// Posts, as part of `piece`, a swap with every other `across` rank j (this rank is `mine` of
+  /// `nodes`): `count` elements of `type` from send(j), into receive(j).
+  template <class Send, class Receive>
+  void swap(Piece& piece, int mine, int nodes, int count, MPI_Datatype type, Send&& send, Receive&& receive) {
+    for (int j = 0; j < nodes; ++j) {
+      if (j == mine) continue;
+      post_receive(piece, receive(j), count, type, j);
+      post_send(piece, send(j), count, type, j);
+    }
+  }
+  /// Posts an all-reduce of `count` elements at `data`, in place, over `across`, as part of `piece`.
+  void all_reduce(Piece& piece, void* data, int count, MPI_Datatype type, MPI_Op op);
+  /// Tests the oldest piece's requests: once a piece is posted, as the segment's waits do.
+  void test_oldest() { test_oldest_(); }
+  /// The oldest piece, once its requests are complete; a silence past the timeout is an Error
+  /// naming `what` (the 2D path's cross-node step).
+  Piece& finish(const char* operation, const char* what);
+
+ private:
+  void post_receive(Piece& piece, void* to, int count, MPI_Datatype type, int from);
+  void post_send(Piece& piece, const void* from, int count, MPI_Datatype type, int to);
+
+  Group& group_;
+  MPI_Comm peers_;
+  std::array<Piece, in_flight> ring_;
+  std::size_t started_ = 0, finished_ = 0;
+  std::function<bool()> pending_;
+  std::function<void()> test_oldest_;
+  KeepWireIfPending keep_;  // after pending_, which it calls on the way out
+  WhileWaiting testing_;
 };
 
 /// Runs `call` (a host all_reduce on a group whose nodes all hold the same number, more than one,

@@ -315,8 +315,8 @@ TEST_F(Shm, HierarchicalAcrossRealHosts) {
 
 // The same hosts with MPIDIST_HOST_ALLREDUCE=auto: the choice between the leader path, the 2D path
 // and MPI depends on the size and on how the group's ranks sit on the hosts (lib/shm/collectives.cpp:
-// uneven nodes the leader path, even ones the leader path below 16 KiB and the 2D path from there;
-// one rank a node the leader path from 16 KiB), and every member must make
+// uneven nodes the leader path, even ones the leader path below 16 KiB, MPI at [1 MiB, 2 MiB) and the
+// 2D path between and above; one rank a node the leader path from 16 KiB), and every member must make
 // the same one, or the call hangs. Groups of every kind the two layouts give: the world
 // (2 + 2 even, 3 + 1 uneven), the world
 // without rank 1 (1 + 2, 2 + 1: uneven), even and odd ranks (1 + 1 across the hosts, or two ranks on
@@ -331,8 +331,8 @@ TEST_F(Shm, AutoAcrossRealHosts) {
   const Communicator without_one = world.split(world.rank() == 1 ? 1 : 0);
   const Communicator half = world.split(world.rank() % 2);
   for (const Communicator* comm : {&world, &without_one, &half}) {
-    // Floats around 16 KiB, the leaders' 64 KiB exchange, 1 and 2 MiB (the edges of an MPI band
-    // auto once had), between them, and past them.
+    // Floats around 16 KiB, the leaders' 64 KiB exchange, both edges of the MPI band (1 and 2 MiB),
+    // inside it, and past it.
     for (const std::size_t count : {std::size_t{1}, std::size_t{4095}, std::size_t{4096}, std::size_t{4097},
                                     std::size_t{16383}, std::size_t{16384}, std::size_t{262143}, std::size_t{262144},
                                     std::size_t{(3 << 20) / 8 + 3}, std::size_t{524287}, std::size_t{524288},
