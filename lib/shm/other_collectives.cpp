@@ -73,13 +73,20 @@ void reduce_scatter(Segment& seg, const Call& c) {
 // Step k carries piece k of every rank's block, each in its owner's half (or control line).
 void all_gather(Segment& seg, const Call& c) {
   const std::size_t block = c.count * size_of(c.dtype);
-  // In place (in is this rank's block of out) the copy back is a copy onto equal bytes.
-  all_gather_steps(
-      seg, c.name, block,
-      [&](std::size_t first, std::size_t n, std::byte* to) { std::memcpy(to, bytes_at(c.in, first), n); },
-      [&](int r, std::size_t first, std::size_t n, const std::byte* from) {
-        std::memcpy(bytes_at(c.out, static_cast<std::size_t>(r) * block + first), from, n);
-      });
+  const bool in_line = block <= Segment::inline_bytes;
+  const std::size_t piece = in_line ? block : Segment::half_bytes;
+  for (std::size_t first = 0; first < block; first += piece) {
+    const std::size_t length = std::min(piece, block - first);
+    const std::uint64_t step = seg.begin_step(c.name);
+    // In place (in is this rank's block of out) the copy back is a copy onto equal bytes.
+    std::memcpy(in_line ? seg.line_data(seg.rank(), step) : seg.half(seg.rank(), step), bytes_at(c.in, first), length);
+    seg.post(Segment::posted(step));
+    seg.wait(Segment::posted(step), c.name);
+    for (int r = 0; r < seg.size(); ++r) {
+      const std::byte* from = in_line ? seg.line_data(r, step) : seg.half(r, step);
+      std::memcpy(bytes_at(c.out, static_cast<std::size_t>(r) * block + first), from, length);
+    }
+  }
 }
 
 }  // namespace

@@ -111,24 +111,6 @@ std::uint64_t reduce_chunk(Segment& seg, const char* operation, const Layout& la
 void copy_out_chunk(Segment& seg, const char* operation, const Layout& layout, const Reduction& red,
                     std::uint64_t step, std::size_t first, std::size_t bytes, bool own_done = false);
 
-/// An all-gather of `bytes` from every rank of the segment, a half at a time (in the control lines
-/// when they fit there): `put(first, n, to)` copies this rank's bytes [first, first + n) to `to`,
-/// `take(r, first, n, from)` copies rank r's (this rank's too) out of `from`.
-template <class Put, class Take>
-void all_gather_steps(Segment& seg, const char* operation, std::size_t bytes, Put&& put, Take&& take) {
-  const bool in_line = bytes <= Segment::inline_bytes;
-  const std::size_t piece = in_line ? bytes : Segment::half_bytes;
-  const auto place = [&](int r, std::uint64_t step) { return in_line ? seg.line_data(r, step) : seg.half(r, step); };
-  for (std::size_t first = 0; first < bytes; first += piece) {
-    const std::size_t n = std::min(piece, bytes - first);
-    const std::uint64_t step = seg.begin_step(operation);
-    put(first, n, place(seg.rank(), step));
-    seg.post(Segment::posted(step));
-    seg.wait(Segment::posted(step), operation);
-    for (int r = 0; r < seg.size(); ++r) take(r, first, n, static_cast<const std::byte*>(place(r, step)));
-  }
-}
-
 /// The reduction of every rank's `piece.in` lands in `piece.out` of rank `root` (of the segment);
 /// other ranks' `out` is untouched.
 void reduce_to_rank(Segment& seg, const char* operation, const Piece& piece, const Reduction& red, int root);
