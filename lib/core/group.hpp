@@ -54,8 +54,8 @@ class Group {
   // and the `across` rank of each of this node's local ranks (the 2D all-gather's block places).
   std::vector<int> grid;
   std::vector<int> node_across;
-  // The 2D all-gather's blocks on the network (lib/shm/two_level_all_gather.cpp), kept between
-  // calls; handed to finalize() when a call leaves with its request pending, which MPI may still
+  // The 2D collectives' data on the network (PieceRing, lib/shm/two_level.hpp), kept between
+  // calls; handed to finalize() when a call leaves with requests pending, which MPI may still
   // write when a late peer arrives.
   std::shared_ptr<std::vector<std::byte>> across_buffer;
   GroupTopology topology;

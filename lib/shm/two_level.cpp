@@ -3,7 +3,7 @@
 // while its node waits. Per chunk of the message (a segment half, 256 KiB):
 //   1. reduce-scatter in the node's segment (reduce_chunk): local rank r sums slice r of the chunk
 //      over the node's ranks, in local rank order, into the chunk's slot of the group's buffer
-//      (wire_buffer: a request that a timeout leaves pending never writes the caller's memory);
+//      (PieceRing: a request that a timeout leaves pending never writes the caller's memory);
 //   2. that slice across the nodes, among the ranks of local index r on every node (`across`), in
 //      pieces of at most 32 KiB: between two nodes a swap, each summing the two slices in `across`
 //      order; among more, MPI_Iallreduce;
@@ -50,6 +50,14 @@ namespace {
 // runs, each harness).
 constexpr std::size_t max_pieces = 8;
 
+// The group's buffer for data on the network (Group::across_buffer), of at least `bytes`.
+std::byte* wire_buffer(Group& group, std::size_t bytes) {
+  if (!group.across_buffer) group.across_buffer = std::make_shared<std::vector<std::byte>>();
+  std::vector<std::byte>& wire = *group.across_buffer;
+  if (wire.size() < bytes) wire.resize(bytes);
+  return wire.data();
+}
+
 }  // namespace
 
 MPI_Comm across(Group& group) {
@@ -79,23 +87,6 @@ MPI_Comm across(Group& group) {
   return group.across;
 }
 
-std::byte* wire_buffer(Group& group, std::size_t bytes) {
-  if (!group.across_buffer) group.across_buffer = std::make_shared<std::vector<std::byte>>();
-  std::vector<std::byte>& wire = *group.across_buffer;
-  if (wire.size() < bytes) wire.resize(bytes);
-  return wire.data();
-}
-
-KeepWireIfPending::~KeepWireIfPending() {
-  if (!group_.across_buffer || !pending_()) return;
-  try {
-    at_finalize([kept = group_.across_buffer] {});
-  } catch (...) {
-    new std::shared_ptr<std::vector<std::byte>>(group_.across_buffer);  // no context: kept for good
-  }
-  group_.across_buffer.reset();
-}
-
 // Four pieces in flight keep the socket busy through a slow step (a descheduled rank on a loaded
 // host): for the all-reduce, 1 MiB of slices a rank at L = 2. Once the oldest has finished, its
 // test (of MPI_REQUEST_NULLs) returns at once and moves nothing until the next finish: testing the
@@ -105,12 +96,6 @@ KeepWireIfPending::~KeepWireIfPending() {
 PieceRing::PieceRing(Group& group, Segment& seg, std::size_t slot_bytes)
     : group_(group),
       peers_(across(group)),
-      pending_([this] {
-        for (const Piece& p : ring_)
-          for (const MPI_Request r : p.requests)
-            if (r != MPI_REQUEST_NULL) return true;
-        return false;
-      }),
       test_oldest_([this] {
         if (empty()) return;
         Piece& oldest = ring_[finished_ % in_flight];
@@ -118,10 +103,26 @@ PieceRing::PieceRing(Group& group, Segment& seg, std::size_t slot_bytes)
         MPIDIST_MPI_CHECK(
             MPI_Testall(static_cast<int>(oldest.requests.size()), oldest.requests.data(), &done, MPI_STATUSES_IGNORE));
       }),
-      keep_(group, pending_),
       testing_(seg, test_oldest_) {
   std::byte* const wire = wire_buffer(group, in_flight * slot_bytes);
   for (std::size_t k = 0; k < in_flight; ++k) ring_[k].slot = wire + k * slot_bytes;
+}
+
+PieceRing::~PieceRing() {
+  if (!group_.across_buffer || !pending()) return;
+  try {
+    at_finalize([kept = group_.across_buffer] {});
+  } catch (...) {
+    new std::shared_ptr<std::vector<std::byte>>(group_.across_buffer);  // no context: kept for good
+  }
+  group_.across_buffer.reset();
+}
+
+bool PieceRing::pending() const noexcept {
+  for (const Piece& p : ring_)
+    for (const MPI_Request r : p.requests)
+      if (r != MPI_REQUEST_NULL) return true;
+  return false;
 }
 
 PieceRing::Piece& PieceRing::start(std::size_t first, std::size_t bytes) {
@@ -183,8 +184,8 @@ void run_two_level(const Call& call) {
     std::byte* result = out + c.first + lo * e;
     if (hi > lo) {
       const void* sums[2];
-      sums[mine == 0 ? 0 : 1] = c.slot + lo * e;
-      sums[mine == 0 ? 1 : 0] = c.slot + chunk + lo * e;
+      sums[mine] = c.slot + lo * e;
+      sums[1 - mine] = c.slot + chunk + lo * e;
       if (swap) reduce(result, sums, 2, hi - lo, call.dtype, red.op);
       else std::memcpy(result, c.slot + lo * e, (hi - lo) * e);
       if (call.op == ReduceOp::Avg) mpi::divide(result, hi - lo, call.dtype, call.size);

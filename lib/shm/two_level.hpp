@@ -20,31 +20,13 @@ namespace mpidist::detail::shm {
 /// Group::grid and Group::node_across; made at the first call and kept. Collective over the group.
 MPI_Comm across(Group& group);
 
-/// The group's buffer for data on the network (Group::across_buffer), of at least `bytes`. A
-/// collective request cannot be cancelled: what one that a timeout leaves pending may still write
-/// must not be the caller's memory.
-std::byte* wire_buffer(Group& group, std::size_t bytes);
-
-/// Hands Group::across_buffer to finalize() if the scope is left (an Error) while `pending()`:
-/// a late peer's data may still arrive there. The group takes a new buffer at its next call.
-class KeepWireIfPending {
- public:
-  /// `pending` outlives the guard.
-  KeepWireIfPending(Group& group, const std::function<bool()>& pending) noexcept : group_(group), pending_(pending) {}
-  ~KeepWireIfPending();
-  KeepWireIfPending(const KeepWireIfPending&) = delete;
-  KeepWireIfPending& operator=(const KeepWireIfPending&) = delete;
-
- private:
-  Group& group_;
-  const std::function<bool()>& pending_;
-};
-
-/// Pieces of a 2D all-gather or reduce-scatter on the network between a rank and its counterparts
-/// (the ranks of its local index on the other nodes): up to `in_flight` at once, each in a slot of
-/// the group's buffer with the requests that swap it. While it lives, the segment's waits test the
-/// oldest piece's requests (Open MPI moves messages only inside MPI calls), and if the call leaves
-/// with requests pending (an Error), the buffer goes to finalize() (KeepWireIfPending).
+/// Pieces of a 2D collective on the network between a rank and its counterparts (the ranks of its
+/// local index on the other nodes): up to `in_flight` at once, each in a slot of the group's buffer
+/// (Group::across_buffer, never the caller's memory) with the requests that move it. While it
+/// lives, the segment's waits test the oldest piece's requests (Open MPI moves messages only inside
+/// MPI calls). A collective request cannot be cancelled: if the call leaves with requests pending
+/// (an Error), the buffer goes to finalize(), since a late peer's data may still arrive there, and
+/// the group takes a new one at its next call.
 class PieceRing {
  public:
   static constexpr std::size_t in_flight = 4;
@@ -60,6 +42,7 @@ class PieceRing {
   };
 
   PieceRing(Group& group, Segment& seg, std::size_t slot_bytes);
+  ~PieceRing();
   PieceRing(const PieceRing&) = delete;
   PieceRing& operator=(const PieceRing&) = delete;
 
@@ -88,14 +71,13 @@ class PieceRing {
  private:
   void post_receive(Piece& piece, void* to, int count, MPI_Datatype type, int from);
   void post_send(Piece& piece, const void* from, int count, MPI_Datatype type, int to);
+  bool pending() const noexcept;
 
   Group& group_;
   MPI_Comm peers_;
   std::array<Piece, in_flight> ring_;
   std::size_t started_ = 0, finished_ = 0;
-  std::function<bool()> pending_;
   std::function<void()> test_oldest_;
-  KeepWireIfPending keep_;  // after pending_, which it calls on the way out
   WhileWaiting testing_;
 };
 
@@ -105,15 +87,14 @@ class PieceRing {
 /// Collective over the group; the first call also splits the group's `across` communicator.
 void run_two_level(const Call& call);
 
-/// Runs `call` (a host all_gather on a group whose nodes all hold the same number, more than one,
-/// of its ranks): every rank sends its block to the ranks of its local index on the other nodes
-/// while the node gathers its own blocks in the segment, then the node's ranks swap what they
-/// received through the segment. Collective over the group.
+/// Runs `call` (a host all_gather on a group like run_two_level's): piece by piece, every rank
+/// swaps its block's piece with its counterparts, then a step in the segment spreads every rank's
+/// counterparts' pieces over the node. Collective over the group.
 void run_two_level_all_gather(const Call& call);
 
 /// Runs `call` (a host reduce_scatter on a group like run_two_level's): piece by piece, a
 /// reduce-scatter in the node's segment gives each rank the node's sums of its counterparts' blocks,
-/// and an MPI reduce-scatter among the counterparts gives each its own block. Collective over the group.
+/// which it swaps with them for the other nodes' sums of its own. Collective over the group.
 void run_two_level_reduce_scatter(const Call& call);
 
 }  // namespace mpidist::detail::shm

@@ -2,7 +2,7 @@
 // P = L M ranks, blocks of B bytes, N = P B gathered). Per piece [f, f + n) of the blocks:
 //   1. every rank sends piece f of its own block to its counterparts (the ranks of its local index
 //      on the other nodes, over `across`) and receives theirs, from and into a slot of the group's
-//      buffer (wire_buffer: a request that a timeout leaves pending never touches the caller's
+//      buffer (PieceRing: a request that a timeout leaves pending never touches the caller's
 //      memory);
 //   2. once they are in, a step in the node's segment: every rank posts its M pieces (its own and
 //      its counterparts', `across` order), then copies every other local rank's to their places.

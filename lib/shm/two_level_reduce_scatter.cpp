@@ -3,7 +3,7 @@
 //   1. a reduce-scatter in the node's segment: every rank copies piece f of all P blocks of its
 //      input into its half; local rank l sums, over the node's ranks in local rank order, the
 //      pieces of the M blocks whose ranks have its local index (its counterparts on every node,
-//      `across` order) into a slot of the group's buffer (wire_buffer: a request that a timeout
+//      `across` order) into a slot of the group's buffer (PieceRing: a request that a timeout
 //      leaves pending never writes the caller's memory);
 //   2. each sum goes to the counterpart whose block it is (MPI_Isend over `across`), and the
 //      counterparts' sums of this rank's block come back (MPI_Irecv): one exchange, where
