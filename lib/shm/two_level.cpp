@@ -183,11 +183,14 @@ void run_two_level(const Call& call) {
     const auto [lo, hi] = own_slice(c);
     std::byte* result = out + c.first + lo * e;
     if (hi > lo) {
-      const void* sums[2];
-      sums[mine] = c.slot + lo * e;
-      sums[1 - mine] = c.slot + chunk + lo * e;
-      if (swap) reduce(result, sums, 2, hi - lo, call.dtype, red.op);
-      else std::memcpy(result, c.slot + lo * e, (hi - lo) * e);
+      if (swap) {
+        const void* sums[2];  // `across` order: mine is 0 or 1 between two nodes
+        sums[mine] = c.slot + lo * e;
+        sums[1 - mine] = c.slot + chunk + lo * e;
+        reduce(result, sums, 2, hi - lo, call.dtype, red.op);
+      } else {
+        std::memcpy(result, c.slot + lo * e, (hi - lo) * e);
+      }
       if (call.op == ReduceOp::Avg) mpi::divide(result, hi - lo, call.dtype, call.size);
     }
     const std::uint64_t step = seg.begin_step(operation);
