@@ -31,6 +31,9 @@ struct Context {
   // containers), and how many CPUs they may run on together: whether a wait may spin.
   int machine_ranks = 1;
   int machine_cpus = 1;
+  // Whether some machine of the job runs more ranks than they have CPUs: the same on every rank,
+  // so that choices across hosts made from it agree (shm/collectives.cpp).
+  bool cores_shared_somewhere = false;
   Settings settings;
   bool owns_mpi = false;             // mpidist called MPI_Init_thread and must finalize
   std::vector<std::weak_ptr<Group>> groups;       // every group made, freed at finalize()

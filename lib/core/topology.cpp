@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <string>
 
 #include "core/context.hpp"
 #include "core/cpu_share.hpp"
@@ -35,6 +37,12 @@ struct PlacementRecord {
   std::array<char, MPI_MAX_PROCESSOR_NAME + 1> host;
   std::array<char, 64> machine;  // machine_id(), cut to fit (a boot id is 36 characters)
   CpuMask cpus;
+};
+
+// The ranks on one machine and the CPUs they may run on together.
+struct MachineLoad {
+  int ranks = 0;
+  CpuMask cpus{};
 };
 
 }  // namespace
@@ -75,16 +83,20 @@ void discover_topology(Context& ctx) {
   MPIDIST_MPI_CHECK(
       MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, ctx.world->control));
   t.ranks.clear();
-  CpuMask machine_cpus{};
-  ctx.machine_ranks = 0;
+  std::map<std::string, MachineLoad> machines;  // by machine id
   for (int r = 0; r < t.world_size; ++r) {
     const auto& record = all[static_cast<std::size_t>(r)];
     t.ranks.push_back({r, record.node_rank, record.local_rank, std::string(record.host.data())});
-    if (record.machine != mine.machine) continue;
-    ++ctx.machine_ranks;
-    for (std::size_t w = 0; w < machine_cpus.size(); ++w) machine_cpus[w] |= record.cpus[w];
+    MachineLoad& load = machines[std::string(record.machine.data())];
+    ++load.ranks;
+    for (std::size_t w = 0; w < load.cpus.size(); ++w) load.cpus[w] |= record.cpus[w];
   }
-  ctx.machine_cpus = count_cpus(machine_cpus);
+  const MachineLoad& own = machines[std::string(mine.machine.data())];
+  ctx.machine_ranks = own.ranks;
+  ctx.machine_cpus = count_cpus(own.cpus);
+  ctx.cores_shared_somewhere = std::any_of(machines.begin(), machines.end(), [](const auto& machine) {
+    return machine.second.ranks > count_cpus(machine.second.cpus);
+  });
 }
 
 }  // namespace detail

@@ -91,11 +91,15 @@ constexpr std::size_t hierarchical_crossover = 16 * 1024;
 // measured 0.95-1.22 (median 1.14) against MPI's 1.00-1.05, where 512 KiB took 0.80-0.99 and 2 MiB
 // 0.83-0.95: four chunks, all in flight at once, have no steady state (chunks of an eighth or a
 // sixteenth of the message did no better). So [1 MiB, 2 MiB) stays with MPI.
-// The GPU node has measured neither change.
+// Then on the GPU node's quiet cores, each host on 8 (benchmarks/results/two-hosts-2026-11-27-h200/
+// README.md), three runs of auto and two of 2D forced at 2 + 2: 2D 0.89-0.92 at 1 MiB against MPI's
+// 1.00-1.10 there. There no rank shares a core; in both 2-core set-ups two ranks share each core,
+// and a chunk in flight waits for its owner to be scheduled.
+// So [1 MiB, 2 MiB) goes to MPI only where some machine of the job runs more ranks than it has cores
+// for them (Context::cores_shared_somewhere, the same on every rank).
 // On one host (simulated nodes) the 16 KiB crossover stays. The choice depends only on the settings,
 // the size and the job's placement table, the same on every rank: every member of the group takes
 // the same path (one rank in the hierarchical path and another in MPI_Allreduce would hang).
-// Even nodes across real hosts leave [1 MiB, 2 MiB) to MPI (the runs above).
 constexpr std::size_t mpi_band_from = std::size_t{1} << 20;
 constexpr std::size_t mpi_band_to = std::size_t{2} << 20;
 
@@ -177,10 +181,11 @@ AcrossNodes across_nodes(const Call& call) {
   const std::size_t bytes = call.count * size_of(call.dtype);
   // Across real hosts with more than one rank on some node (the measurements above): uneven nodes
   // take the leader path at every size. Even ones take it below 16 KiB, MPI's all-reduce from 1 to
-  // 2 MiB, and the 2D path (every local rank carries a slice) between and above.
+  // 2 MiB where ranks share cores, and the 2D path (every local rank carries a slice) elsewhere.
   if (group.spans_hosts == 1 && ranks_per_node != 1) {
     if (!two_d || bytes < hierarchical_crossover) return AcrossNodes::Leader;
-    if (bytes >= mpi_band_from && bytes < mpi_band_to) return AcrossNodes::Mpi;
+    const bool in_band = bytes >= mpi_band_from && bytes < mpi_band_to;
+    if (in_band && context(call.name).cores_shared_somewhere) return AcrossNodes::Mpi;
     return AcrossNodes::TwoD;
   }
   // One host (simulated nodes), or one rank a node (1 + 1): the crossover measured on one host.
@@ -190,21 +195,27 @@ AcrossNodes across_nodes(const Call& call) {
 // The 2D all-gather (shm/two_level_all_gather.cpp) against MPI_Allgather at 2 + 2 on the two-host
 // harness (benchmarks/results/two-hosts-2026-11-27-2d-others/), three runs each, 16 B-64 MiB
 // gathered: each host on a core of its own 0.67-0.99 below 256 KiB, 0.59-0.72 from 256 KiB; both
-// hosts on both cores 1.06-1.48 below 16 KiB, 0.90-1.07 at 16-64 KiB, 0.82-1.16 at 256 KiB-1 MiB
-// (medians 0.91-0.92), 0.67-1.00 from 4 MiB. A host sends half the bytes MPI's does (the veth's
-// counts): N / 2 against N. Auto takes it from 256 KiB, where its medians won on both; below, MPI.
-constexpr std::size_t two_d_all_gather_from = 256 * 1024;
+// hosts on both cores 1.06-1.48 below 16 KiB, 0.90-1.07 at 16-64 KiB (median 1.02 at 64 KiB, MPI's
+// call 1.02), 0.82-1.16 at 256 KiB-1 MiB, 0.67-1.00 from 4 MiB. On the GPU node's quiet cores
+// (two-hosts-2026-11-27-h200/) 1.00-1.16 below 4 KiB, 0.82-0.85 at 4-64 KiB, where MPI's call
+// measured 1.02-1.03 (1.07-1.12 in three later runs). A host sends half the bytes MPI's does (the
+// veth's counts): N / 2 against N. The pieces' segment steps cost a context switch each where ranks
+// share cores, and nothing where they do not: auto takes it from 4 KiB where no machine's ranks
+// share cores (the GPU node) and from 64 KiB where some do (both 2-core set-ups won or were even
+// with MPI's call there); below, MPI.
+constexpr std::size_t two_d_all_gather_from = 4 * 1024;
+constexpr std::size_t two_d_all_gather_from_on_shared_cores = 64 * 1024;
 // The 2D reduce-scatter (shm/two_level_reduce_scatter.cpp) against MPI_Reduce_scatter_block, the
-// same harness and runs, 16 B-64 MiB scattered: a core a host 0.64-0.99 below 16 KiB, 0.70-0.90
-// at 16-64 KiB, 0.25-0.39 from 256 KiB; shared cores 0.62-1.13 below 16 KiB (one launch of three
-// above 1), 0.74-0.96 at 16-64 KiB, 0.22-0.38 from 256 KiB. Open MPI's reduce-scatter at 4 ranks
-// sends 2.5 times the 2D path's bytes across the hosts (the veth's counts). Auto takes it from
-// 16 KiB.
-constexpr std::size_t two_d_reduce_scatter_from = 16 * 1024;
-
+// same harness and runs, 16 B-64 MiB scattered: medians a core a host 0.71-0.93 below 16 KiB,
+// 0.70-0.90 at 16-64 KiB, 0.25-0.39 from 256 KiB; shared cores 0.68-0.93 below 16 KiB (one launch
+// of three 1.06-1.13), 0.74-0.96 at 16-64 KiB, 0.22-0.38 from 256 KiB; MPI's own call 1.00-1.04.
+// On the GPU node 0.73-0.98 below 16 KiB, 0.16-0.89 above. Open MPI's reduce-scatter at 4 ranks
+// sends 2.5 times the 2D path's bytes across the hosts (the veth's counts). Auto takes it at every
+// size.
+//
 // Whether an all_gather or a reduce_scatter on a group spanning nodes takes its 2D path: forced by
-// MPIDIST_HOST_ALLREDUCE=2d, and under auto across real hosts from the sizes above (of the gathered
-// output, of the scattered input). It needs nodes of equal size above one rank, and bytes to move.
+// MPIDIST_HOST_ALLREDUCE=2d, and under auto across real hosts (the all-gather from the sizes above,
+// of its gathered output). It needs nodes of equal size above one rank, and bytes to move.
 // The same on every member, as across_nodes.
 bool two_d_other(const Call& call) {
   Group& group = *call.group;
@@ -217,8 +228,11 @@ bool two_d_other(const Call& call) {
   switch (settings(call.name).host_all_reduce) {
     case HostAllReduce::TwoD: return true;
     case HostAllReduce::Auto:
-      return group.spans_hosts == 1 &&
-             block * static_cast<std::size_t>(call.size) >= (gather ? two_d_all_gather_from : two_d_reduce_scatter_from);
+      if (group.spans_hosts != 1) return false;
+      if (!gather) return true;
+      return block * static_cast<std::size_t>(call.size) >= (context(call.name).cores_shared_somewhere
+                                                                  ? two_d_all_gather_from_on_shared_cores
+                                                                  : two_d_all_gather_from);
     case HostAllReduce::Mpi:
     case HostAllReduce::Shm: return false;
   }

@@ -546,10 +546,10 @@ TEST_F(Shm, TwoLevelBlockPlaces) {
 }
 
 // Auto's all_gather and reduce_scatter across real hosts (tests/hosts, MPIDIST_HOST_ALLREDUCE unset):
-// the 2D paths from 256 KiB gathered and 16 KiB scattered on even nodes of more than one rank, MPI
-// elsewhere;
-// every member must choose alike, or the call hangs. The groups of AutoAcrossRealHosts, blocks
-// either side of the crossover.
+// the 2D all-gather from 4 KiB gathered (64 KiB where ranks share cores) and the 2D reduce-scatter
+// at every size on even nodes of more than one rank, MPI elsewhere; every member must choose alike,
+// or the call hangs. The groups of AutoAcrossRealHosts, blocks either side of both crossovers and
+// of earlier ones.
 TEST_F(Shm, AutoGatherAndScatterAcrossRealHosts) {
   if (std::getenv("MPIDIST_TEST_NODE_SIZES") == nullptr) GTEST_SKIP() << "only across the hosts of tests/hosts";
   const Communicator world = mpidist::world();
@@ -557,7 +557,7 @@ TEST_F(Shm, AutoGatherAndScatterAcrossRealHosts) {
   const Communicator half = world.split(world.rank() % 2);
   for (const Communicator* comm : {&world, &without_one, &half}) {
     const auto per_rank = [&](std::size_t bytes) { return bytes / sizeof(float) / static_cast<std::size_t>(comm->size()); };
-    for (const std::size_t edge : {per_rank(16 << 10), per_rank(256 << 10)})
+    for (const std::size_t edge : {per_rank(4 << 10), per_rank(16 << 10), per_rank(64 << 10), per_rank(256 << 10)})
       for (const std::size_t count : {edge - 1, edge, edge + 1}) {
         check_all_gather<float>(*comm, count);
         check_reduce_scatter<float>(*comm, count, ReduceOp::Sum);
