@@ -102,6 +102,13 @@ constexpr std::size_t hierarchical_crossover = 16 * 1024;
 // the same path (one rank in the hierarchical path and another in MPI_Allreduce would hang).
 constexpr std::size_t mpi_band_from = std::size_t{1} << 20;
 constexpr std::size_t mpi_band_to = std::size_t{2} << 20;
+// Below 16 KiB, where no core is shared, the node measured the 2D path (with the swap) forced
+// against auto's leader path in two batches, interleaved (five runs against eleven, medians):
+// 0.87 against 0.95 at 1 KiB, 0.87 against 0.92 at 4 KiB; at 4-256 B the two were within the runs'
+// spread (0.97-1.07 against 1.02-1.03). Every rank there carries half the message in a pair of its
+// own, and no broadcast inside the node follows: auto takes the 2D path from 1 KiB where no
+// machine's ranks share cores.
+constexpr std::size_t two_d_from_on_free_cores = 1024;
 
 // Messages up to this size go one-shot (measured: beyond it the split arithmetic wins).
 constexpr std::size_t one_shot_limit = 16 * 1024;
@@ -180,12 +187,15 @@ AcrossNodes across_nodes(const Call& call) {
   }
   const std::size_t bytes = call.count * size_of(call.dtype);
   // Across real hosts with more than one rank on some node (the measurements above): uneven nodes
-  // take the leader path at every size. Even ones take it below 16 KiB, MPI's all-reduce from 1 to
-  // 2 MiB where ranks share cores, and the 2D path (every local rank carries a slice) elsewhere.
+  // take the leader path at every size. Even ones take it below 16 KiB (1 KiB where no cores are
+  // shared), MPI's all-reduce from 1 to 2 MiB where ranks share cores, and the 2D path (every local
+  // rank carries a slice) elsewhere.
   if (group.spans_hosts == 1 && ranks_per_node != 1) {
-    if (!two_d || bytes < hierarchical_crossover) return AcrossNodes::Leader;
+    const bool cores_shared = context(call.name).cores_shared_somewhere;
+    const std::size_t two_d_from = cores_shared ? hierarchical_crossover : two_d_from_on_free_cores;
+    if (!two_d || bytes < two_d_from) return AcrossNodes::Leader;
     const bool in_band = bytes >= mpi_band_from && bytes < mpi_band_to;
-    if (in_band && context(call.name).cores_shared_somewhere) return AcrossNodes::Mpi;
+    if (in_band && cores_shared) return AcrossNodes::Mpi;
     return AcrossNodes::TwoD;
   }
   // One host (simulated nodes), or one rank a node (1 + 1): the crossover measured on one host.

@@ -331,9 +331,10 @@ TEST_F(Shm, AutoAcrossRealHosts) {
   const Communicator without_one = world.split(world.rank() == 1 ? 1 : 0);
   const Communicator half = world.split(world.rank() % 2);
   for (const Communicator* comm : {&world, &without_one, &half}) {
-    // Floats around 16 KiB, the leaders' 64 KiB exchange, both edges of the MPI band (1 and 2 MiB),
-    // inside it, and past it.
-    for (const std::size_t count : {std::size_t{1}, std::size_t{4095}, std::size_t{4096}, std::size_t{4097},
+    // Floats around 1 KiB and 16 KiB, the leaders' 64 KiB exchange, both edges of the MPI band (1
+    // and 2 MiB), inside it, and past it.
+    for (const std::size_t count : {std::size_t{1}, std::size_t{255}, std::size_t{256}, std::size_t{257},
+                                    std::size_t{4095}, std::size_t{4096}, std::size_t{4097},
                                     std::size_t{16383}, std::size_t{16384}, std::size_t{262143}, std::size_t{262144},
                                     std::size_t{(3 << 20) / 8 + 3}, std::size_t{524287}, std::size_t{524288},
                                     std::size_t{(9 << 20) / 8 + 3}}) {
