@@ -58,6 +58,19 @@ std::string async_progress() {
   return text + " run at issue on the caller's thread (ThreadLevel::Multiple runs them on the thread)";
 }
 
+// Whether the job's ranks share cores (Context::cores_shared_somewhere), which changes how waits
+// spin and where auto's 2D paths across hosts start.
+std::string cores_line() {
+  const auto* ctx = detail::context_if_initialized();
+  if (ctx == nullptr) return "";
+  const std::string here = "this machine runs " + std::to_string(ctx->machine_ranks) + " of the job's ranks on " +
+                           std::to_string(ctx->machine_cpus) + " CPUs";
+  if (!ctx->cores_shared_somewhere) return "cores: enough for every rank (" + here + ")";
+  return "cores: shared (" + here +
+         (ctx->machine_ranks > ctx->machine_cpus ? "" : "; another machine runs more ranks than it has CPUs") +
+         "): waits yield the CPU, and across hosts auto starts its 2D paths later (docs/shared-memory.md)";
+}
+
 // Reports cross the wire as fields separated by a unit separator, which no field contains.
 constexpr char field_separator = '\x1f';
 
@@ -110,6 +123,7 @@ void write_table(std::ostream& out, const std::vector<RankReport>& reports) {
     out << "(sim): nodes simulated on one host by MPIDIST_RANKS_PER_NODE=" << reports.front().simulated_ranks_per_node
         << ", for testing multi-node logic\n";
   out << async_progress() << "\n";
+  out << cores_line() << "\n";
 }
 
 void write_json(std::ostream& out, const std::vector<RankReport>& reports) {

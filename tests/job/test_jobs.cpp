@@ -99,10 +99,12 @@ TEST(JobTest, MpidistInfoPrintsOneAlignedRowPerRank) {
   const auto result = run_command(mpiexec_prefix(4) + program("MPIDIST_INFO"), 60);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   const auto lines = lines_of(result.output);
-  ASSERT_EQ(lines.size(), 6u) << result.output;  // header + 4 ranks + what async calls progress on
+  // header + 4 ranks + what async calls progress on + whether the ranks share cores
+  ASSERT_EQ(lines.size(), 7u) << result.output;
   EXPECT_EQ(lines[0].rfind("rank", 0), 0u) << lines[0];
   EXPECT_EQ(lines[5].rfind("async: ThreadLevel::Funneled: host collectives within a node progress", 0), 0u)
       << lines[5];
+  EXPECT_EQ(lines[6].rfind("cores: ", 0), 0u) << lines[6];
   const std::size_t host_column = lines[0].find("host");
   for (int r = 0; r < 4; ++r) {
     const auto& row = lines[static_cast<std::size_t>(r) + 1];
@@ -118,10 +120,11 @@ TEST(JobTest, MpidistInfoMarksSimulatedNodes) {
   const auto result = run_command("env MPIDIST_RANKS_PER_NODE=2 " + mpiexec_prefix(4) + program("MPIDIST_INFO"), 60);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   const auto lines = lines_of(result.output);
-  ASSERT_EQ(lines.size(), 7u) << result.output;  // header + 4 ranks + the note + the async line
+  ASSERT_EQ(lines.size(), 8u) << result.output;  // header + 4 ranks + the note + the async and cores lines
   EXPECT_NE(lines[4].find(" 1 (sim)"), std::string::npos) << lines[4];
   EXPECT_EQ(lines[5], "(sim): nodes simulated on one host by MPIDIST_RANKS_PER_NODE=2, for testing multi-node logic");
   EXPECT_NE(lines[6].find("across its 2 nodes) run at issue"), std::string::npos) << lines[6];
+  EXPECT_EQ(lines[7].rfind("cores: ", 0), 0u) << lines[7];
 }
 
 TEST(JobTest, MpidistInfoJsonIsValid) {
