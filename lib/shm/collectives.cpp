@@ -213,7 +213,7 @@ AcrossNodes across_nodes(const Call& call) {
 // share cores, and nothing where they do not: auto takes it from 4 KiB where no machine's ranks
 // share cores (the GPU node) and from 64 KiB where some do (both 2-core set-ups won or were even
 // with MPI's call there); below, MPI.
-constexpr std::size_t two_d_all_gather_from = 4 * 1024;
+constexpr std::size_t two_d_all_gather_from_on_free_cores = 4 * 1024;
 constexpr std::size_t two_d_all_gather_from_on_shared_cores = 64 * 1024;
 // The 2D reduce-scatter (shm/two_level_reduce_scatter.cpp) against MPI_Reduce_scatter_block, the
 // same harness and runs, 16 B-64 MiB scattered: medians a core a host 0.71-0.93 below 16 KiB,
@@ -242,7 +242,7 @@ bool two_d_other(const Call& call) {
       if (!gather) return true;
       return block * static_cast<std::size_t>(call.size) >= (context(call.name).cores_shared_somewhere
                                                                   ? two_d_all_gather_from_on_shared_cores
-                                                                  : two_d_all_gather_from);
+                                                                  : two_d_all_gather_from_on_free_cores);
     case HostAllReduce::Mpi:
     case HostAllReduce::Shm: return false;
   }
