@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -90,61 +91,205 @@ const char* name_of(Exchange::Shape shape) {
   return "all_to_all";
 }
 
-// Every block as messages of at most max_count() elements, all posted before any is waited for;
-// this rank's block to itself is a copy. Pieces between two ranks match in order (one tag). A
-// piece shorter than this rank expects (a sender whose count differs, unchecked without
-// MPIDIST_VALIDATE=1) is an Error naming both, not a block left partly unwritten; a longer one is
-// MPI's truncation error.
-void pairwise(const Exchange& e) {
-  const MPI_Datatype type = datatype(e.dtype);
-  const std::size_t size = size_of(e.dtype);
-  const std::size_t limit = max_count();
-  std::vector<MPI_Request> requests;
-  std::vector<int> expected;  // per request: a receive's element count, -1 for a send
-  std::vector<int> peers;
-  const auto post = [&](bool sending, int peer, std::size_t displ, std::size_t count) {
-    for (std::size_t off = 0; off < count; off += limit) {
-      const int n = static_cast<int>(std::min(limit, count - off));
-      requests.push_back(MPI_REQUEST_NULL);
-      expected.push_back(sending ? -1 : n);
-      peers.push_back(peer);
-      if (sending)
-        MPIDIST_MPI_CHECK(MPI_Isend(static_cast<const char*>(e.in) + (displ + off) * size, n, type, peer, pieces_tag,
-                                    e.group->control, &requests.back()));
-      else
-        MPIDIST_MPI_CHECK(MPI_Irecv(static_cast<char*>(e.out) + (displ + off) * size, n, type, peer, pieces_tag,
-                                    e.group->control, &requests.back()));
+// Messages in pieces of at most max_count() elements, all posted before any is waited for. Pieces
+// between two ranks match in order (one tag).
+class Pieces {
+ public:
+  explicit Pieces(MPI_Comm comm) : comm_(comm), limit_(max_count()) {}
+
+  void send(int peer, const void* from, std::size_t count, DataType dtype) { post(true, peer, from, count, dtype); }
+  void receive(int peer, void* into, std::size_t count, DataType dtype) { post(false, peer, into, count, dtype); }
+
+  // Waits for every piece. A receive that held fewer elements than posted (a sender whose count
+  // differs from the receiver's, unchecked) is a problem naming the sender, not a block left
+  // partly unwritten; one that held more is MPI's truncation error.
+  std::string wait() {
+    if (requests_.empty()) return {};
+    std::vector<MPI_Status> statuses(requests_.size());
+    MPIDIST_MPI_CHECK(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), statuses.data()));
+    std::string problem;
+    for (std::size_t k = 0; k < requests_.size(); ++k) {
+      const Posted& p = posted_[k];
+      if (p.expected < 0) continue;
+      int got = 0;
+      MPIDIST_MPI_CHECK(MPI_Get_count(&statuses[k], p.type, &got));
+      if (got != p.expected)
+        problem += (problem.empty() ? "" : ", ") + std::string("recv_counts[") + std::to_string(p.peer) + "] is " +
+                   std::to_string(p.block) + " but a piece from rank " +
+                   std::to_string(p.peer) + " held " + std::to_string(got) + " of the " +
+                   std::to_string(p.expected) + " elements expected";
     }
+    return problem;
+  }
+
+ private:
+  struct Posted {
+    int peer;
+    int expected;  // a receive's element count; -1 for a send
+    std::size_t block;  // a receive's whole block (the receiver's count), in elements
+    MPI_Datatype type;
   };
-  for (int r = 0; r < e.size; ++r) {
-    const auto i = static_cast<std::size_t>(r);
-    if (r == e.rank) {
-      if (e.recv_counts[i] > 0)
-        std::memmove(static_cast<char*>(e.out) + e.recv_displs[i] * size,
-                     static_cast<const char*>(e.in) + e.send_displs[i] * size, e.recv_counts[i] * size);
-      continue;
+
+  void post(bool sending, int peer, const void* at, std::size_t count, DataType dtype) {
+    const MPI_Datatype type = datatype(dtype);
+    const std::size_t size = size_of(dtype);
+    for (std::size_t off = 0; off < count; off += limit_) {
+      const int k = static_cast<int>(std::min(limit_, count - off));
+      const auto* piece = static_cast<const char*>(at) + off * size;
+      requests_.push_back(MPI_REQUEST_NULL);
+      posted_.push_back(Posted{peer, sending ? -1 : k, count, type});
+      if (sending) MPIDIST_MPI_CHECK(MPI_Isend(piece, k, type, peer, pieces_tag, comm_, &requests_.back()));
+      else MPIDIST_MPI_CHECK(MPI_Irecv(const_cast<char*>(piece), k, type, peer, pieces_tag, comm_, &requests_.back()));
     }
-    post(false, r, e.recv_displs[i], e.recv_counts[i]);
-    post(true, r, e.send_displs[i], e.send_counts[i]);
   }
-  if (requests.empty()) return;
-  std::vector<MPI_Status> statuses(requests.size());
-  MPIDIST_MPI_CHECK(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data()));
-  std::string problem;
-  for (std::size_t k = 0; k < requests.size(); ++k) {
-    int got = 0;
-    if (expected[k] < 0) continue;
-    MPIDIST_MPI_CHECK(MPI_Get_count(&statuses[k], type, &got));
-    if (got != expected[k])
-      problem += (problem.empty() ? "" : ", ") + std::string("recv_counts[") + std::to_string(peers[k]) + "] is " +
-                 std::to_string(e.recv_counts[static_cast<std::size_t>(peers[k])]) + " but a piece from rank " +
-                 std::to_string(peers[k]) + " held " + std::to_string(got) + " of the " +
-                 std::to_string(expected[k]) + " elements expected";
+
+  MPI_Comm comm_;
+  std::size_t limit_;
+  std::vector<MPI_Request> requests_;
+  std::vector<Posted> posted_;
+};
+
+const char* at(const Exchange& e, std::size_t displ) { return static_cast<const char*>(e.in) + displ * size_of(e.dtype); }
+char* at(void* out, std::size_t displ, DataType dtype) { return static_cast<char*>(out) + displ * size_of(dtype); }
+
+// This rank's block to itself, a copy. Its two counts differ only where the call is wrong.
+std::string copy_own_block(const Exchange& e) {
+  const auto me = static_cast<std::size_t>(e.rank);
+  const std::size_t count = std::min(e.send_counts[me], e.recv_counts[me]);
+  if (count > 0) std::memmove(at(e.out, e.recv_displs[me], e.dtype), at(e, e.send_displs[me]), count * size_of(e.dtype));
+  if (e.send_counts[me] == e.recv_counts[me]) return {};
+  return "recv_counts[" + std::to_string(e.rank) + "] is " + std::to_string(e.recv_counts[me]) +
+         " but this rank sends itself " + std::to_string(e.send_counts[me]);
+}
+
+std::string joined(std::string a, const std::string& b) { return a.empty() ? b : b.empty() ? a : a + ", " + b; }
+
+// Every block as pieces on the control channel, every receive and send posted before any wait.
+void pairwise(const Exchange& e) {
+  Pieces pieces(e.group->control);
+  for (int r = 0; r < e.size; ++r) {
+    if (r == e.rank) continue;
+    const auto i = static_cast<std::size_t>(r);
+    pieces.receive(r, at(e.out, e.recv_displs[i], e.dtype), e.recv_counts[i], e.dtype);
+    pieces.send(r, at(e, e.send_displs[i]), e.send_counts[i], e.dtype);
   }
+  const std::string own = copy_own_block(e);
+  const std::string problem = joined(pieces.wait(), own);
   if (!problem.empty()) throw_count_mismatch(name_of(e.shape), problem);
 }
 
+// exchange_split's header, one message to every other rank: the sender's standing; a Host
+// sender's element type and the count of its block to this rank, and the block itself where it
+// is small (inline: no message of its own); a Failed sender's Error's text.
+constexpr int standing_tag = 7295;
+constexpr std::size_t inline_bytes = 1024;
+
+struct Header {
+  std::uint64_t standing = 0, dtype = 0, count = 0, inlined = 0;
+};
+constexpr std::size_t header_capacity = sizeof(Header) + inline_bytes;
+
 }  // namespace
+
+Split exchange_split(Group& group, const Exchange* e, Standing mine, std::string_view failure) {
+  const int size = group.topology.size, me = group.topology.rank;
+  const auto n = static_cast<std::size_t>(size);
+  std::vector<std::byte> incoming(n * header_capacity), outgoing(n * header_capacity);
+  std::vector<MPI_Request> headers;  // the receives (n - 1), then the sends
+  headers.reserve(2 * n);
+  for (int r = 0; r < size; ++r)
+    if (r != me) {
+      headers.push_back(MPI_REQUEST_NULL);
+      MPIDIST_MPI_CHECK(MPI_Irecv(&incoming[static_cast<std::size_t>(r) * header_capacity],
+                                  static_cast<int>(header_capacity), MPI_BYTE, r, standing_tag, group.control,
+                                  &headers.back()));
+    }
+  // Sent before the others' standings are known: a rank not Host receives and drops them.
+  Pieces pieces(group.control);
+  const std::size_t element = e != nullptr ? size_of(e->dtype) : 0;
+  for (int r = 0; r < size; ++r) {
+    if (r == me) continue;
+    const auto i = static_cast<std::size_t>(r);
+    std::byte* message = &outgoing[i * header_capacity];
+    Header h{static_cast<std::uint64_t>(mine), 0, 0, 0};
+    std::size_t payload = 0;
+    if (e != nullptr) {
+      h.dtype = static_cast<std::uint64_t>(e->dtype);
+      h.count = e->send_counts[i];
+      h.inlined = h.count * element <= inline_bytes ? 1 : 0;
+      if (h.inlined) payload = h.count * element;
+      if (payload > 0) std::memcpy(message + sizeof h, at(*e, e->send_displs[i]), payload);
+      if (!h.inlined) pieces.send(r, at(*e, e->send_displs[i]), h.count, e->dtype);
+    } else if (mine == Standing::Failed) {
+      payload = std::min(failure.size(), inline_bytes);
+      std::memcpy(message + sizeof h, failure.data(), payload);
+    }
+    std::memcpy(message, &h, sizeof h);
+    headers.push_back(MPI_REQUEST_NULL);
+    MPIDIST_MPI_CHECK(MPI_Isend(message, static_cast<int>(sizeof h + payload), MPI_BYTE, r, standing_tag,
+                                group.control, &headers.back()));
+  }
+  // The sends too, in the same call (one MPI call less): a header is small, and its receiver has
+  // posted for it.
+  std::vector<MPI_Status> statuses(headers.size());
+  MPIDIST_MPI_CHECK(MPI_Waitall(static_cast<int>(headers.size()), headers.data(), statuses.data()));
+  const auto header = [&](int r) {
+    Header h;
+    std::memcpy(&h, &incoming[static_cast<std::size_t>(r) * header_capacity], sizeof h);
+    return h;
+  };
+  const auto status_of = [&](int r) { return &statuses[static_cast<std::size_t>(r < me ? r : r - 1)]; };
+  // Every rank reads the same standings: a failure first, then device memory.
+  Split split;
+  bool device = false;
+  for (int r = 0; r < size; ++r) {
+    const auto standing = r == me ? mine : static_cast<Standing>(header(r).standing);
+    if (standing == Standing::Device) {
+      device = true;
+    } else if (standing == Standing::Failed && split.failed++ == 0) {
+      split.first_failed = r;
+      if (r == me) {
+        split.failure = failure;
+      } else {
+        int length = 0;
+        MPIDIST_MPI_CHECK(MPI_Get_count(status_of(r), MPI_BYTE, &length));
+        const auto* text = reinterpret_cast<const char*>(&incoming[static_cast<std::size_t>(r) * header_capacity]);
+        split.failure.assign(text + sizeof(Header), static_cast<std::size_t>(length) - sizeof(Header));
+      }
+    }
+  }
+  split.kind = split.failed > 0 ? Split::Failed : device ? Split::OnDevice : Split::Exchanged;
+  // The Host senders' blocks: into out where every rank is Host and the counts match, else dropped.
+  const bool exchanged = split.kind == Split::Exchanged;
+  std::string problem;
+  std::vector<std::vector<std::byte>> dropped;
+  for (int r = 0; r < size; ++r) {
+    const Header h = header(r);
+    if (r == me || static_cast<Standing>(h.standing) != Standing::Host) continue;
+    const auto i = static_cast<std::size_t>(r);
+    const auto dtype = static_cast<DataType>(h.dtype);
+    const bool fits = exchanged && dtype == e->dtype && h.count == e->recv_counts[i];
+    if (exchanged && !fits)
+      problem = joined(problem, "recv_counts[" + std::to_string(r) + "] is " + std::to_string(e->recv_counts[i]) +
+                                    " but rank " + std::to_string(r) + " sends " + std::to_string(h.count) +
+                                    (dtype == e->dtype ? "" : " of " + std::string(to_string(dtype))));
+    if (h.inlined) {
+      if (fits && h.count > 0)
+        std::memcpy(at(e->out, e->recv_displs[i], e->dtype), &incoming[i * header_capacity + sizeof h],
+                    h.count * element);
+    } else if (fits) {
+      pieces.receive(r, at(e->out, e->recv_displs[i], e->dtype), h.count, e->dtype);
+    } else {
+      dropped.emplace_back(h.count * size_of(dtype));
+      pieces.receive(r, dropped.back().data(), h.count, dtype);
+    }
+  }
+  if (exchanged) problem = joined(problem, copy_own_block(*e));
+  problem = joined(problem, pieces.wait());
+  if (!problem.empty()) throw_count_mismatch("all_to_all", problem);
+  return split;
+}
+
 
 void throw_count_mismatch(const char* operation, const std::string& problem) {
   throw Error(operation, "the counts do not match: " + problem +

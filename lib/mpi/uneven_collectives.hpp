@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "core/rank_counts.hpp"
 
@@ -42,5 +43,29 @@ struct Exchange {
 /// (every rank decides alike) pairwise messages in pieces on the group's control channel, where
 /// no user message can match them.
 void exchange(const Exchange& e);
+
+/// Where a rank stands in all_to_all's splits in a job with a GPU, as it tells the others beside
+/// its blocks: it sends and receives host memory (or nothing), it holds device memory, or its own
+/// checks of the call failed.
+enum class Standing : unsigned char { Host = 0, Device = 1, Failed = 2 };
+
+/// What the ranks' standings told every rank, alike: the exchange went on and is done; or nothing
+/// was written into any rank's `out`, because some rank holds device memory, or `failed` ranks
+/// failed their checks (the lowest, `first_failed`, with its Error's text).
+struct Split {
+  enum Kind { Exchanged, OnDevice, Failed } kind = Exchanged;
+  int failed = 0;
+  int first_failed = -1;
+  std::string failure;
+};
+
+/// all_to_all's splits where a rank cannot tell the call's path from its own buffers (a job with
+/// a GPU: a rank with no elements follows the others to NCCL or to host memory's path), with each
+/// rank's standing in a header it sends every other rank with its blocks, instead of a vote of its
+/// own (one round trip less across hosts). A Host rank passes its exchange `e` (of shape
+/// AllToAllV) and sends its blocks at once; they land in `out` only where every rank is Host, and
+/// are otherwise received and dropped, so that none is left for a later call. A Device or Failed
+/// rank passes null (and a Failed one its Error's text). Collective over the group.
+Split exchange_split(Group& group, const Exchange* e, Standing mine, std::string_view failure);
 
 }  // namespace mpidist::detail::mpi

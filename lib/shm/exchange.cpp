@@ -25,6 +25,10 @@
 #include "shm/segment.hpp"
 
 namespace mpidist::detail::shm {
+
+using mpi::Split;
+using mpi::Standing;
+
 namespace {
 
 // A rank sending more than this to the others takes MPI, where MPI may move a large message in

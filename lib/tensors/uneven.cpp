@@ -270,7 +270,9 @@ bool agree(Group& group, const Fingerprint& fp, const Request& r, const mpi::Exc
 // The call's memory, from this rank's buffers. Only all_to_all's uneven form can leave a rank with
 // no elements while the others have some, and only a job with a GPU can have device memory: there
 // the ranks vote (a rank with nothing would otherwise not know whether to join an NCCL group or
-// MPI's collective, nor, under MPIDIST_VALIDATE=auto, whether the call is checked).
+// MPI's collective, nor, under MPIDIST_VALIDATE=auto, whether the call is checked). The blocking
+// call's votes travel with its first messages (votes_in_exchange); this vote, a collective of its
+// own, is the non-blocking call's across nodes, whose exchange goes to the lane.
 bool device_path(Group& group, const Request& r) {
   int memory = memory_of(r, group.topology.rank);
   if (r.shape == Shape::AllToAllV && settings(r.name).any_device)
@@ -302,23 +304,27 @@ void run_alone(Group& group, const Request& r) {
 }
 
 // A checked call: this rank's side of the exchange, and whether it takes the device path. Where
-// the ranks vote in the segment (in_segment), the path is decided in the exchange's first step:
-// this rank's own failure waits there (local), and the exchange may be done (exchanged).
+// the ranks vote in the exchange (voted), the path is decided in its first messages: this rank's
+// own failure waits there (local), and the exchange may be done (exchanged).
 struct Prepared {
   mpi::Exchange e{};
   bool device = false;
-  bool in_segment = false;
+  bool voted = false;
   bool exchanged = false;
   std::exception_ptr local;
 };
 
-// all_to_all's splits in a job with a GPU, unchecked, on one node: the ranks' standing (host
-// memory, device memory, or failed its own checks) travels in the first step of the segment's
-// exchange (shm::exchange_split) instead of device_path's MPI_Allreduce, which cost about 0.9 µs
-// a call at 2 ranks. Checked calls learn the memory from the agreement instead.
-bool votes_in_segment(const Group& group, const Request& r) {
+// all_to_all's splits in a job with a GPU, unchecked: the ranks' standing (host memory, device
+// memory, or failed its own checks) travels with the exchange's first messages, in the segment's
+// first step on one node (shm::exchange_split) and in a header beside each block across nodes
+// (mpi::exchange_split), instead of device_path's MPI_Allreduce. That vote cost about 0.9 µs a call
+// at 2 ranks on one node, and across hosts a whole round trip: 2.1x MPI_Alltoallv at 4 B on a GPU
+// node's two-host harness. Checked calls learn the memory from the agreement instead. Non-blocking
+// calls vote in the exchange on one node only: across nodes their exchange goes to the lane, after
+// the path is known.
+bool votes_in_exchange(const Group& group, const Request& r, bool async) {
   const auto& s = settings(r.name);
-  return r.shape == Shape::AllToAllV && s.any_device && !s.validate && shm::takes_exchange(group, r.name);
+  return r.shape == Shape::AllToAllV && s.any_device && !s.validate && (!async || shm::takes_exchange(group, r.name));
 }
 
 // This rank's checks and the ranks' agreement, or the call's Error on every rank. The call's
@@ -327,8 +333,8 @@ bool votes_in_segment(const Group& group, const Request& r) {
 Prepared prepare(Group& group, const Request& r, const Fingerprint& fp) {
   Prepared p;
   const auto local = capture([&] { describe(r, group, group.topology.size, group.topology.rank, p.e); });
-  if (votes_in_segment(group, r)) {
-    p.in_segment = true;
+  if (votes_in_exchange(group, r, fp.async)) {
+    p.voted = true;
     p.local = local;
     return p;
   }
@@ -353,26 +359,29 @@ void exchange(Group& group, const Request& r, const Prepared& p) {
   });
 }
 
-// The path voted in the segment's first step (votes_in_segment). Where every rank holds host
-// memory (or nothing) the exchange went on and is done. Otherwise nothing moved: a rank failed its
-// own checks, and every rank raises the same Error, as after vote_on_local_failure (its own where
-// all failed, else the lowest failed rank's); or some rank holds device memory, and the call takes
-// the device path, checked under auto as any device call (which names a rank in host memory).
-void decide_in_segment(Group& group, const Request& r, const Fingerprint& fp, Prepared& p) {
-  const shm::Standing mine = p.local                                                  ? shm::Standing::Failed
-                             : memory_of(r, group.topology.rank) == DeviceMemory ? shm::Standing::Device
-                                                                                  : shm::Standing::Host;
-  const shm::Split split = naming_errors(group.name, [&] {
-    return shm::exchange_split(group, mine == shm::Standing::Host ? &p.e : nullptr, mine,
-                               p.local ? describe_exception(p.local) : std::string(), r.name);
+// The path voted in the exchange's first messages (votes_in_exchange). Where every rank holds host
+// memory (or nothing) the exchange went on and is done. Otherwise no rank's out was written: a rank
+// failed its own checks, and every rank raises the same Error, as after vote_on_local_failure (its
+// own where all failed, else the lowest failed rank's); or some rank holds device memory, and the
+// call takes the device path, checked under auto as any device call (which names a rank in host
+// memory).
+void decide_in_exchange(Group& group, const Request& r, const Fingerprint& fp, Prepared& p) {
+  const mpi::Standing mine = p.local                                                  ? mpi::Standing::Failed
+                             : memory_of(r, group.topology.rank) == DeviceMemory ? mpi::Standing::Device
+                                                                                  : mpi::Standing::Host;
+  const mpi::Exchange* host = mine == mpi::Standing::Host ? &p.e : nullptr;
+  const std::string failure = p.local ? describe_exception(p.local) : std::string();
+  const mpi::Split split = naming_errors(group.name, [&] {
+    return shm::takes_exchange(group, r.name) ? shm::exchange_split(group, host, mine, failure, r.name)
+                                              : mpi::exchange_split(group, host, mine, failure);
   });
   switch (split.kind) {
-    case shm::Split::Exchanged: p.exchanged = true; return;
-    case shm::Split::Failed:
+    case mpi::Split::Exchanged: p.exchanged = true; return;
+    case mpi::Split::Failed:
       group.failed_in_step = true;  // every rank read the same votes: they stay in step
       if (p.local && split.failed == group.topology.size) std::rethrow_exception(p.local);
       throw Error(group.name, r.name, "rank " + std::to_string(split.first_failed) + " failed: " + split.failure);
-    case shm::Split::OnDevice:
+    case mpi::Split::OnDevice:
       p.device = true;
       if (settings(r.name).validates(true)) naming_errors(group.name, [&] { p.device = agree(group, fp, r, &p.e, nullptr); });
       return;
@@ -392,9 +401,9 @@ bool moves_nothing(const Request& r) {
   return false;
 }
 
-// The call's data, once prepared: voted in the segment first where the ranks do so.
+// The call's data, once prepared: voted in the exchange first where the ranks do so.
 void run_prepared(Group& group, const Request& r, const Fingerprint& fp, Prepared& p) {
-  if (p.in_segment) decide_in_segment(group, r, fp, p);
+  if (p.voted) decide_in_exchange(group, r, fp, p);
   else if (moves_nothing(r)) return;
   if (!p.exchanged) exchange(group, r, p);
 }
@@ -420,9 +429,9 @@ Work run_async(Group& group, const Request& r) {
     p = prepare(group, r, fp);
     // On one node an exchange whose plan every rank knows stays in the segment: no MPI call, so
     // the lane may run it at any thread level.
-    // A path voted in the segment is known only once the exchange has begun: at issue.
-    const bool mpi_free = !p.device && !p.in_segment && shm::exchange_without_mpi(p.e, r.name);
-    if (p.device || p.in_segment || !lane_may_run(group, mpi_free, -1)) {
+    // A path voted in the exchange is known only once the exchange has begun: at issue.
+    const bool mpi_free = !p.device && !p.voted && shm::exchange_without_mpi(p.e, r.name);
+    if (p.device || p.voted || !lane_may_run(group, mpi_free, -1)) {
       drain(group);
       run_prepared(group, r, fp, p);
       finish_call(ticket, false);

@@ -271,6 +271,67 @@ TEST_F(Uneven, UncheckedCountMismatchIsAnErrorOnTheReceiver) {
   equal_blocks(mpidist::world(), 2);  // the world goes on
 }
 
+// In a job with a GPU (the device runs), host memory's splits carry each rank's standing with
+// their blocks, in the segment on one node and in a header beside each block on MPI's path
+// (MPIDIST_HOST_ALLREDUCE=mpi, simulated nodes): blocks inline in the header (up to 1 KiB) and on
+// both sides of it, in pieces (MPIDIST_MPI_MAX_COUNT), a rank with nothing, then a receiver whose
+// recv_counts differ from its sender's (more and fewer: both named, not MPI's truncation error).
+template <class F>
+void host_uneven_blocks(const Communicator& comm, F count) {
+  const int me = comm.rank(), n = comm.size();
+  Counts send(static_cast<std::size_t>(n)), recv(static_cast<std::size_t>(n));
+  std::vector<float> values;
+  for (int j = 0; j < n; ++j) {
+    send[static_cast<std::size_t>(j)] = count(me, j);
+    recv[static_cast<std::size_t>(j)] = count(j, me);
+    for (std::size_t x = 0; x < count(me, j); ++x) values.push_back(value(me, j, x));
+  }
+  std::vector<float> out(std::accumulate(recv.begin(), recv.end(), std::size_t{0}), -1.0f);
+  mpidist::all_to_all(comm, std::span<const float>(values), send, std::span<float>(out), recv);
+  std::size_t at = 0;
+  for (int i = 0; i < n; ++i)
+    for (std::size_t x = 0; x < recv[static_cast<std::size_t>(i)]; ++x) ASSERT_EQ(out[at++], value(i, me, x)) << i;
+}
+
+TEST_F(Uneven, HostSplitsInAJobWithAGpu) {
+  if (!on_device() || validating_host_calls() || mpidist::world_size() < 2)
+    GTEST_SKIP() << "host memory in a device run, unchecked, two ranks or more";
+  const Communicator world = mpidist::world();
+  for (const std::size_t k : {0, 1, 255, 256, 257, 3001}) {
+    SCOPED_TRACE("k = " + std::to_string(k));
+    host_uneven_blocks(world, [k](int, int) { return k; });
+    host_uneven_blocks(world, [k](int i, int j) { return (i + j) % 2 == 0 ? k : std::size_t{3}; });
+  }
+  const int last = mpidist::world_size() - 1;
+  host_uneven_blocks(world, [last](int i, int j) { return i == last || j == last ? std::size_t{0} : std::size_t{300}; });
+  const int me = mpidist::rank();
+  const auto n = static_cast<std::size_t>(mpidist::world_size());
+  for (const std::size_t sent : {1, 3, 300}) {
+    SCOPED_TRACE("sent = " + std::to_string(sent));
+    const Communicator comm = world.split(0, me);
+    Counts send(n, 2), recv(n, 2);
+    if (me == 0) send[1] = sent;
+    std::vector<float> values(std::accumulate(send.begin(), send.end(), std::size_t{0}), 5.0f);
+    std::vector<float> out(std::accumulate(recv.begin(), recv.end(), std::size_t{0}) + 1, -1.0f);  // + a guard
+    std::string error;
+    try {
+      mpidist::all_to_all(comm, std::span<const float>(values), send, std::span<float>(out).first(out.size() - 1), recv);
+    } catch (const mpidist::Error& e) {
+      error = e.what();
+    }
+    if (me == 1) {
+      for (const std::string part : {std::string("recv_counts[0] is 2 but"), std::string("rank 0 "), std::to_string(sent)})
+        EXPECT_NE(error.find(part), std::string::npos) << part << "\n" << error;
+      EXPECT_THROW(mpidist::barrier(comm), mpidist::Error);  // broken here
+    } else {
+      EXPECT_EQ(error, "");
+    }
+    EXPECT_EQ(out.back(), -1.0f);  // nothing past the block
+  }
+  host_uneven_blocks(world, [](int i, int j) { return static_cast<std::size_t>((i + 2 * j) % 3); });  // in step
+  equal_blocks(world, 2);
+}
+
 TEST_F(Uneven, AllGatherVGatherScatter) {
   const int last = mpidist::world_size() - 1;
   gathers(mpidist::world(), last, 3);
