@@ -21,6 +21,7 @@
 #include "core/mpi_check.hpp"
 #include "core/settings.hpp"
 #include "mpi/host_collectives.hpp"
+#include "shm/hierarchical_broadcast.hpp"
 #include "shm/other_collectives.hpp"
 #include "shm/reduce.hpp"
 #include "shm/segment.hpp"
@@ -249,6 +250,34 @@ bool two_d_other(const Call& call) {
   return false;
 }
 
+// The broadcast between the leaders and through the nodes' segments (shm/hierarchical_broadcast.cpp)
+// against MPI_Bcast on the two-host harness (benchmarks/results/broadcast-across-hosts-2026-11-27/),
+// from roots 0, 1 and 3 at 2 + 2 and 3 + 1, three runs each, 4 B-64 MiB, medians: each host on a core
+// of its own 0.28-0.94 at every size and root (no single run above 0.99), MPI's own call 0.97-1.10;
+// both hosts on both cores 0.26-0.95 from 1 KiB but for two cells (1.12-1.15: 2 + 2 from root 3 at
+// 16 KiB, 3 + 1 from root 0 at 64 KiB; 0.60 and 0.80 with a core a host), and below 1 KiB 0.31-0.88
+// but for 3 + 1 from root 1, 1.35-1.37 (launches there settle on one of two speeds; in the slow one
+// the segment's readers wait for a core). Auto takes it across real hosts where some node holds more
+// than one rank: at every size where no machine's ranks share cores, from 1 KiB where some do. On
+// one host (simulated nodes, not measured) and at one rank a node (the same tree) MPI_Bcast.
+constexpr std::size_t hierarchical_broadcast_from_on_shared_cores = 1024;
+
+// Whether a broadcast on a group spanning nodes takes that path: forced by MPIDIST_HOST_ALLREDUCE=shm
+// or 2d, and under auto as above. The same on every member, as across_nodes.
+bool hierarchical_broadcast(const Call& call) {
+  Group& group = *call.group;
+  switch (settings(call.name).host_all_reduce) {
+    case HostAllReduce::Shm:
+    case HostAllReduce::TwoD: return true;
+    case HostAllReduce::Mpi: return false;
+    case HostAllReduce::Auto: break;
+  }
+  if (group.ranks_per_node < 0) work_out_nodes(group);
+  if (group.spans_hosts != 1 || group.ranks_per_node == 1) return false;
+  return !context(call.name).cores_shared_somewhere ||
+         call.count * size_of(call.dtype) >= hierarchical_broadcast_from_on_shared_cores;
+}
+
 }  // namespace
 
 bool accepts(const Call& call, bool one_node) {
@@ -256,6 +285,7 @@ bool accepts(const Call& call, bool one_node) {
   if (call.group->topology.num_nodes == 1 ? !one_node : one_node) return false;
   if (!one_node) {
     if (call.kind == CollectiveKind::AllGather || call.kind == CollectiveKind::ReduceScatter) return two_d_other(call);
+    if (call.kind == CollectiveKind::Broadcast) return hierarchical_broadcast(call);
     return call.kind == CollectiveKind::AllReduce && across_nodes(call) != AcrossNodes::Mpi;
   }
   // Every rank needs a 64-byte piece of a half (reduce_scatter), which bounds a node at 4096 ranks.
@@ -300,6 +330,7 @@ void exchange_with_other_leader(MPI_Comm leaders, void* data, std::size_t count,
 void run_hierarchical(const Call& call) {
   if (call.kind == CollectiveKind::AllGather) return run_two_level_all_gather(call);
   if (call.kind == CollectiveKind::ReduceScatter) return run_two_level_reduce_scatter(call);
+  if (call.kind == CollectiveKind::Broadcast) return run_hierarchical_broadcast(call);
   if (across_nodes(call) == AcrossNodes::TwoD) return run_two_level(call);
   Group& group = *call.group;
   // A rank alone on its node (the 1 of 3 + 1) needs no segment.

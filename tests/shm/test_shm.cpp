@@ -508,6 +508,38 @@ TEST_F(Shm, OtherCollectivesOnSplitGroups) {
   }
 }
 
+// The broadcast across nodes (lib/shm/hierarchical_broadcast.cpp: MPIDIST_HOST_ALLREDUCE=shm or 2d
+// on simulated nodes, and across the hosts of tests/hosts forced and under auto, where every member
+// must choose alike) against MPI_Bcast, from every root: a node's leader, and a rank that is not
+// (it sends the other nodes' leaders the message itself, or with three nodes and from 1 MiB its
+// node's segment first). Sizes in the control line and past it, either side of auto's 1 KiB (where
+// ranks share cores) and of the 1 MiB pieces, several pieces; on the world, a group whose ranks
+// interleave the nodes (a node's leader is not its lowest world rank), and one without rank 1
+// (uneven nodes). Then a zero-count call.
+TEST_F(Shm, BroadcastAcrossNodesFromEveryRoot) {
+  if (mpidist::num_nodes() < 2) GTEST_SKIP() << "for groups that span nodes";
+  const Communicator world = mpidist::world();
+  const int nodes = world.num_nodes(), node = world.node_rank(), local = world.local_rank();
+  const Communicator interleaved = world.split(0, local * nodes + node);
+  const Communicator without_one = world.split(world.rank() == 1 ? 1 : 0);
+  constexpr std::size_t mib = std::size_t{1} << 20;
+  for (const Communicator* comm : {&world, &interleaved, &without_one}) {
+    if (comm->size() < 2) continue;
+    for (int root = 0; root < comm->size(); ++root) {
+      for (const std::size_t count : {std::size_t{1}, std::size_t{15}, std::size_t{255}, std::size_t{256}, std::size_t{4097}})
+        check_broadcast<float>(*comm, count, root);
+      if (root == 0 || root == comm->size() - 1) {
+        for (const std::size_t bytes : {mib - 8, mib, mib + 8, 3 * mib + 256 * 1024 + 24}) check_broadcast<double>(*comm, bytes / 8, root);
+        check_broadcast<std::uint8_t>(*comm, mib + 3, root);
+      }
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+    std::vector<float> nothing;
+    mpidist::broadcast(*comm, std::span(nothing), comm->size() - 1);
+  }
+  check_broadcast<std::int64_t>(world, 3, 0);  // and the world is still in step
+}
+
 // The 2D all-gather and reduce-scatter (lib/shm/two_level_all_gather.cpp,
 // two_level_reduce_scatter.cpp; MPIDIST_HOST_ALLREDUCE=2d on nodes of equal size, and auto across
 // real hosts) against MPI on the same inputs, in place and out of place: blocks in the control
