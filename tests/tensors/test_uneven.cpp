@@ -231,6 +231,33 @@ TEST_F(Uneven, SmallMessagesAroundTheControlLine) {
   }
 }
 
+// On a fresh communicator, rank 0 sends rank 1 `sent` elements where rank 1 expects 2 (the others
+// 2 each): rank 1 gets an Error naming both and its communicator is broken; the others complete,
+// and nothing is written past rank 1's block.
+void rank_0_sends_rank_1(std::size_t sent) {
+  const int me = mpidist::rank();
+  const auto n = static_cast<std::size_t>(mpidist::world_size());
+  const Communicator comm = mpidist::world().split(0, me);
+  Counts send(n, 2), recv(n, 2);
+  if (me == 0) send[1] = sent;
+  std::vector<float> values(std::accumulate(send.begin(), send.end(), std::size_t{0}), 5.0f);
+  std::vector<float> out(std::accumulate(recv.begin(), recv.end(), std::size_t{0}) + 1, -1.0f);  // + a guard
+  std::string error;
+  try {
+    mpidist::all_to_all(comm, std::span<const float>(values), send, std::span<float>(out).first(out.size() - 1), recv);
+  } catch (const mpidist::Error& e) {
+    error = e.what();
+  }
+  if (me == 1) {
+    for (const std::string& part : {std::string("recv_counts[0] is 2 but"), std::string("rank 0 "), std::to_string(sent)})
+      EXPECT_NE(error.find(part), std::string::npos) << part << "\n" << error;
+    EXPECT_THROW(mpidist::barrier(comm), mpidist::Error);  // broken here
+  } else {
+    EXPECT_EQ(error, "");
+  }
+  EXPECT_EQ(out.back(), -1.0f);  // nothing past the block
+}
+
 // Unchecked (no MPIDIST_VALIDATE=1), a receiver whose recv_counts differ from what its sender sends
 // gets an Error naming both, and nothing is written past its block. As after any Error raised on
 // one rank alone, its communicator is broken there (a fresh one each). Through the node's segment
@@ -242,32 +269,10 @@ TEST_F(Uneven, UncheckedCountMismatchIsAnErrorOnTheReceiver) {
   const char* host_path = std::getenv("MPIDIST_HOST_ALLREDUCE");
   const bool segment = std::getenv("MPIDIST_RANKS_PER_NODE") == nullptr &&
                        (host_path == nullptr || std::string(host_path) != "mpi");
-  const int me = mpidist::rank();
-  const auto n = static_cast<std::size_t>(mpidist::world_size());
   // Through the segment: more and fewer elements in the sender's control line (8 or 12 bytes to
   // rank 1), and more in its half (120 bytes, past the line) against 8 expected.
-  for (const std::size_t sent : segment ? std::vector<std::size_t>{3, 1, 30} : std::vector<std::size_t>{1}) {
-    const Communicator comm = mpidist::world().split(0, me);
-    Counts send(n, 2), recv(n, 2);
-    if (me == 0) send[1] = sent;
-    std::vector<float> values(std::accumulate(send.begin(), send.end(), std::size_t{0}), 5.0f);
-    std::vector<float> out(std::accumulate(recv.begin(), recv.end(), std::size_t{0}) + 1, -1.0f);  // + a guard
-    std::string error;
-    try {
-      mpidist::all_to_all(comm, std::span<const float>(values), send, std::span<float>(out).first(out.size() - 1), recv);
-    } catch (const mpidist::Error& e) {
-      error = e.what();
-    }
-    if (me == 1) {
-      for (const std::string part : {std::string("recv_counts[0] is 2 but"), std::string("rank 0 "),
-                                     std::to_string(sent)})
-        EXPECT_NE(error.find(part), std::string::npos) << part << "\n" << error;
-      EXPECT_THROW(mpidist::barrier(comm), mpidist::Error);  // broken here
-    } else {
-      EXPECT_EQ(error, "");
-    }
-    EXPECT_EQ(out.back(), -1.0f);  // nothing past the block
-  }
+  for (const std::size_t sent : segment ? std::vector<std::size_t>{3, 1, 30} : std::vector<std::size_t>{1})
+    rank_0_sends_rank_1(sent);
   equal_blocks(mpidist::world(), 2);  // the world goes on
 }
 
@@ -304,29 +309,9 @@ TEST_F(Uneven, HostSplitsInAJobWithAGpu) {
   }
   const int last = mpidist::world_size() - 1;
   host_uneven_blocks(world, [last](int i, int j) { return i == last || j == last ? std::size_t{0} : std::size_t{300}; });
-  const int me = mpidist::rank();
-  const auto n = static_cast<std::size_t>(mpidist::world_size());
   for (const std::size_t sent : {1, 3, 300}) {
     SCOPED_TRACE("sent = " + std::to_string(sent));
-    const Communicator comm = world.split(0, me);
-    Counts send(n, 2), recv(n, 2);
-    if (me == 0) send[1] = sent;
-    std::vector<float> values(std::accumulate(send.begin(), send.end(), std::size_t{0}), 5.0f);
-    std::vector<float> out(std::accumulate(recv.begin(), recv.end(), std::size_t{0}) + 1, -1.0f);  // + a guard
-    std::string error;
-    try {
-      mpidist::all_to_all(comm, std::span<const float>(values), send, std::span<float>(out).first(out.size() - 1), recv);
-    } catch (const mpidist::Error& e) {
-      error = e.what();
-    }
-    if (me == 1) {
-      for (const std::string part : {std::string("recv_counts[0] is 2 but"), std::string("rank 0 "), std::to_string(sent)})
-        EXPECT_NE(error.find(part), std::string::npos) << part << "\n" << error;
-      EXPECT_THROW(mpidist::barrier(comm), mpidist::Error);  // broken here
-    } else {
-      EXPECT_EQ(error, "");
-    }
-    EXPECT_EQ(out.back(), -1.0f);  // nothing past the block
+    rank_0_sends_rank_1(sent);
   }
   host_uneven_blocks(world, [](int i, int j) { return static_cast<std::size_t>((i + 2 * j) % 3); });  // in step
   equal_blocks(world, 2);
