@@ -21,7 +21,7 @@
 #include "core/mpi_check.hpp"
 #include "core/settings.hpp"
 #include "mpi/host_collectives.hpp"
-#include "shm/hierarchical_broadcast.hpp"
+#include "shm/through_leaders.hpp"
 #include "shm/other_collectives.hpp"
 #include "shm/reduce.hpp"
 #include "shm/segment.hpp"
@@ -250,6 +250,20 @@ bool two_d_other(const Call& call) {
   return false;
 }
 
+// Whether an all_gather on a group spanning nodes, not taking its 2D path, goes through the nodes'
+// leaders (shm/leader_all_gather.cpp): forced by MPIDIST_HOST_ALLREDUCE=shm, and by 2d where the 2D
+// path does not apply. Its leaders' MPI_Allgatherv counts the whole output in one int.
+bool leader_all_gather(const Call& call) {
+  if (call.count * static_cast<std::size_t>(call.size) > mpi::max_count() || call.count == 0) return false;
+  switch (settings(call.name).host_all_reduce) {
+    case HostAllReduce::Shm:
+    case HostAllReduce::TwoD: return true;
+    case HostAllReduce::Mpi:
+    case HostAllReduce::Auto: return false;
+  }
+  return false;
+}
+
 // The broadcast between the leaders and through the nodes' segments (shm/hierarchical_broadcast.cpp)
 // against MPI_Bcast on the two-host harness (benchmarks/results/broadcast-across-hosts-2026-11-27/),
 // from roots 0, 1 and 3 at 2 + 2 and 3 + 1, three runs each, 4 B-64 MiB, medians: each host on a core
@@ -284,7 +298,8 @@ bool accepts(const Call& call, bool one_node) {
   if (call.device >= 0 || call.size < 2) return false;
   if (call.group->topology.num_nodes == 1 ? !one_node : one_node) return false;
   if (!one_node) {
-    if (call.kind == CollectiveKind::AllGather || call.kind == CollectiveKind::ReduceScatter) return two_d_other(call);
+    if (call.kind == CollectiveKind::AllGather) return two_d_other(call) || leader_all_gather(call);
+    if (call.kind == CollectiveKind::ReduceScatter) return two_d_other(call);
     if (call.kind == CollectiveKind::Broadcast) return hierarchical_broadcast(call);
     return call.kind == CollectiveKind::AllReduce && across_nodes(call) != AcrossNodes::Mpi;
   }
@@ -328,7 +343,8 @@ void exchange_with_other_leader(MPI_Comm leaders, void* data, std::size_t count,
 }
 
 void run_hierarchical(const Call& call) {
-  if (call.kind == CollectiveKind::AllGather) return run_two_level_all_gather(call);
+  if (call.kind == CollectiveKind::AllGather)
+    return two_d_other(call) ? run_two_level_all_gather(call) : run_leader_all_gather(call);
   if (call.kind == CollectiveKind::ReduceScatter) return run_two_level_reduce_scatter(call);
   if (call.kind == CollectiveKind::Broadcast) return run_hierarchical_broadcast(call);
   if (across_nodes(call) == AcrossNodes::TwoD) return run_two_level(call);

@@ -11,17 +11,16 @@
 // and 2 -> 3 inside the hosts), but three times from root 1, two of them one after the other. Here
 // the message crosses once per other node from any root, and no rank waits behind more than one
 // network hop.
-#include "shm/hierarchical_broadcast.hpp"
+#include "shm/through_leaders.hpp"
 
 #include <algorithm>
 #include <cstddef>
-#include <utility>
 #include <vector>
 
-#include "core/context.hpp"
 #include "core/group.hpp"
 #include "core/mpi_check.hpp"
 #include "mpi/host_collectives.hpp"
+#include "shm/node_members.hpp"
 #include "shm/segment.hpp"
 #include "shm/steps.hpp"
 
@@ -37,40 +36,6 @@ constexpr std::size_t piece_bytes = std::size_t{1} << 20;
 constexpr int from_root_tag = 7294;
 constexpr std::size_t direct_below = std::size_t{1} << 20;
 
-int node_of(const Group& group, int r) {
-  const auto& placement = context("broadcast").topology.ranks;
-  return placement[static_cast<std::size_t>(group.world_ranks[static_cast<std::size_t>(r)])].node_rank;
-}
-
-// Group rank `root`'s node (its leader's rank on Group::leaders) and local rank, as group.cpp
-// numbers them: a node is the world's node of its ranks, its local ranks in group order, and nodes
-// in the order of their leaders (the lowest group rank of each). From the placement table every
-// rank holds: the same on every rank, with no message.
-std::pair<int, int> node_and_local_rank(const Group& group, int root) {
-  const int root_node = node_of(group, root);
-  std::vector<int> leaders_before;  // the nodes whose first rank comes before the root node's
-  int local = 0;
-  bool found = false;
-  for (int r = 0; r < root; ++r) {
-    const int node = node_of(group, r);
-    if (node == root_node) found = true, ++local;
-    else if (!found && std::find(leaders_before.begin(), leaders_before.end(), node) == leaders_before.end())
-      leaders_before.push_back(node);
-  }
-  return {static_cast<int>(leaders_before.size()), local};
-}
-
-// The group ranks of the other nodes' leaders: the first rank of every node but `root`'s.
-std::vector<int> other_leaders(const Group& group, int root) {
-  std::vector<int> nodes{node_of(group, root)}, leaders;
-  for (int r = 0; r < group.topology.size; ++r)
-    if (const int node = node_of(group, r); std::find(nodes.begin(), nodes.end(), node) == nodes.end()) {
-      nodes.push_back(node);
-      leaders.push_back(r);
-    }
-  return leaders;
-}
-
 }  // namespace
 
 void run_hierarchical_broadcast(const Call& call) {
@@ -80,11 +45,17 @@ void run_hierarchical_broadcast(const Call& call) {
   if (bytes == 0) return;
   // A rank alone on its node (the 1 of 3 + 1) needs no segment.
   Segment* seg = group.topology.local_size > 1 ? &segment(group, call.name) : nullptr;
-  const auto [root_node, root_local] = node_and_local_rank(group, call.root);
+  const auto members = node_members(group, call.name);
+  const int root_node = node_holding(members, call.root);
+  const auto& root_members = members[static_cast<std::size_t>(root_node)];
+  const auto root_local = static_cast<int>(std::find(root_members.begin(), root_members.end(), call.root) - root_members.begin());
   const bool root_node_here = group.topology.node_rank == root_node;
   const bool leader = group.leaders != MPI_COMM_NULL;
   const bool direct = root_local != 0 && (group.topology.num_nodes == 2 || bytes < direct_below);
-  const std::vector<int> to = direct && call.rank == call.root ? other_leaders(group, call.root) : std::vector<int>{};
+  std::vector<int> to;  // the other nodes' leaders, where this rank is a root that sends them itself
+  if (direct && call.rank == call.root)
+    for (std::size_t j = 0; j < members.size(); ++j)
+      if (static_cast<int>(j) != root_node) to.push_back(members[j].front());
   const MPI_Datatype type = mpi::datatype(call.dtype);
   auto* data = static_cast<std::byte*>(call.out);
   const std::size_t piece = std::max(element, piece_bytes / element * element);

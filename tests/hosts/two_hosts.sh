@@ -161,5 +161,28 @@ if [ -n "${FAULT_PROBE:-}" ]; then
       tap "ok - $label: reported (exit $rc after $took s)"
     fi
   done
+  # A broadcast from rank 1 between the hosts' leaders: host B's leader (rank $slots_a) skips it, so
+  # host B's other ranks wait for it in their segment (at 3+1 it is host B's only rank: the others
+  # finish and wait at finalize, whose watchdog asks host B, at ThreadLevel::Multiple, where it is).
+  # Either way the account names the call and places the rank.
+  start=$SECONDS
+  (export MPIDIST_TIMEOUT=3 MPIDIST_VALIDATE=0 FAULT_PROBE_MULTIPLE=1
+   run_job 60 -x MPIDIST_TIMEOUT -x MPIDIST_VALIDATE -x FAULT_PROBE_MULTIPLE "$FAULT_PROBE" skip-broadcast "$slots_a")
+  rc=$? took=$((SECONDS - start))
+  how_processes_ended
+  label="[$layout] watchdog: rank $slots_a, host B's leader, skips a broadcast from rank 1 across the hosts"
+  if ((rc == 0)) || ((took > 3 + 10 + info_took)); then
+    tap "not ok - $label: the job ended with $rc after $took s (expected non-zero within timeout + 10 + $info_took s)"
+    tail -n 40 "$tmp/err" >&2
+  elif ! grep -q "broadcast #4 on world" "$tmp/err"; then
+    tap "not ok - $label: no account of the call"
+    tail -n 40 "$tmp/err" >&2
+  elif ! grep -Eq "^  rank $slots_a, pid [0-9]+ on $host_b" "$tmp/err"; then
+    tap "not ok - $label: no account places rank $slots_a on $host_b"
+    tail -n 40 "$tmp/err" >&2
+  else
+    note <<<"$(grep -A6 'broadcast #4 on world' "$tmp/err" | head -14)"
+    tap "ok - $label: reported (exit $rc after $took s)"
+  fi
 fi
 tap_end

@@ -42,6 +42,12 @@ int run(const std::string& scenario, int odd_rank) {
     // in its cross-node step, testing it from the segment's waits), the leader path elsewhere.
     std::vector<float> large(std::size_t{1} << 20, 1.0f);
     if (odd) computing(60s); else mpidist::all_reduce(std::span<float>(large));
+  } else if (scenario == "skip-broadcast") {
+    // From rank 1, which across the hosts of tests/hosts is not its host's leader: it sends the
+    // other host's leader the message itself. Where the odd rank is that leader, its host's other
+    // ranks wait for it in their segment; where it only reads, the others may finish and wait at
+    // finalize. Either way the call is named.
+    if (odd) computing(60s); else mpidist::broadcast(std::span<float>(data), 1);
   } else if (scenario == "skip-all-reduce-async") {
     // The others' all_reduce_async is never matched: its step waits on the communicator's lane
     // while the caller waits in wait(); the watchdog (or the step's own timeout) names it.
