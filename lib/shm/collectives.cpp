@@ -250,18 +250,32 @@ bool two_d_other(const Call& call) {
   return false;
 }
 
-// Whether an all_gather on a group spanning nodes, not taking its 2D path, goes through the nodes'
-// leaders (shm/leader_all_gather.cpp): forced by MPIDIST_HOST_ALLREDUCE=shm, and by 2d where the 2D
-// path does not apply. Its leaders' MPI_Allgatherv counts the whole output in one int.
+// The all-gather through the nodes' leaders (shm/leader_all_gather.cpp) against MPI_Allgather on the
+// two-host harness (benchmarks/results/all-gather-through-leaders-2026-11-27/), three runs each, 16 B-
+// 64 MiB gathered, medians: at 3 + 1 a core a host 0.44-0.91, both hosts on both cores 0.55-0.87
+// (MPI's own call 1.01-1.05); at 2 + 2 a core a host 0.46-0.65 at every size (the 2D path 0.62-0.77
+// and auto's MPI 1.01-1.10 below 64 KiB in the same batch), both hosts on both cores 1.04-1.05 below
+// 4 KiB and 1.07-1.12 at 64 KiB-16 MiB (the 2D path there: 0.77-0.92 from 64 KiB). Uneven nodes have
+// no 2D path: auto takes the leaders' at every size there. On even nodes auto keeps the 2D path
+// where it applies (two_d_other) and below it takes the leaders' where no machine's ranks share
+// cores, MPI where some do. No free-core machine has measured it; here the less the ranks share
+// (a core a host against both hosts on both cores) the more it won, and the leader all-reduce of the
+// same shape measured 0.89-0.97 x MPI below 16 KiB on the GPU node's free cores.
+// Whether an all_gather on a group spanning nodes, not taking its 2D path, goes through the leaders:
+// forced by MPIDIST_HOST_ALLREDUCE=shm, and by 2d where the 2D path does not apply; under auto as
+// above. Its leaders' MPI_Allgatherv counts the whole output in one int. The same on every member.
 bool leader_all_gather(const Call& call) {
+  Group& group = *call.group;
   if (call.count * static_cast<std::size_t>(call.size) > mpi::max_count() || call.count == 0) return false;
   switch (settings(call.name).host_all_reduce) {
     case HostAllReduce::Shm:
     case HostAllReduce::TwoD: return true;
-    case HostAllReduce::Mpi:
-    case HostAllReduce::Auto: return false;
+    case HostAllReduce::Mpi: return false;
+    case HostAllReduce::Auto: break;
   }
-  return false;
+  if (group.ranks_per_node < 0) work_out_nodes(group);
+  if (group.spans_hosts != 1 || group.ranks_per_node == 1) return false;
+  return group.ranks_per_node == 0 || !context(call.name).cores_shared_somewhere;
 }
 
 // The broadcast between the leaders and through the nodes' segments (shm/hierarchical_broadcast.cpp)

@@ -580,9 +580,10 @@ TEST_F(Shm, TwoLevelBlockPlaces) {
 
 // Auto's all_gather and reduce_scatter across real hosts (tests/hosts, MPIDIST_HOST_ALLREDUCE unset):
 // the 2D all-gather from 4 KiB gathered (64 KiB where ranks share cores) and the 2D reduce-scatter
-// at every size on even nodes of more than one rank, MPI elsewhere; every member must choose alike,
-// or the call hangs. The groups of AutoAcrossRealHosts, blocks either side of both crossovers and
-// of earlier ones.
+// at every size on even nodes of more than one rank; below the 2D all-gather, the leaders' all-gather
+// where no ranks share cores (MPI where they do), and on uneven nodes (3 + 1, the group without rank
+// 1) at every size; MPI elsewhere. Every member must choose alike, or the call hangs. The groups of
+// AutoAcrossRealHosts, blocks either side of both crossovers and of earlier ones.
 TEST_F(Shm, AutoGatherAndScatterAcrossRealHosts) {
   if (std::getenv("MPIDIST_TEST_NODE_SIZES") == nullptr) GTEST_SKIP() << "only across the hosts of tests/hosts";
   const Communicator world = mpidist::world();
