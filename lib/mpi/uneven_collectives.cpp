@@ -290,7 +290,6 @@ Split exchange_split(Group& group, const Exchange* e, Standing mine, std::string
   return split;
 }
 
-
 void throw_count_mismatch(const char* operation, const std::string& problem) {
   throw Error(operation, "the counts do not match: " + problem +
                              " (MPIDIST_VALIDATE=1 checks them on every rank before anything moves)");

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/context.hpp"
@@ -250,6 +251,25 @@ bool two_d_other(const Call& call) {
   return false;
 }
 
+// MPIDIST_HOST_ALLREDUCE's word on a path through the nodes' leaders across nodes (the broadcast,
+// the all-gather beside its 2D path): shm and 2d take it, mpi does not, auto (none) measures.
+std::optional<bool> forced_through_leaders(const Call& call) {
+  switch (settings(call.name).host_all_reduce) {
+    case HostAllReduce::Shm:
+    case HostAllReduce::TwoD: return true;
+    case HostAllReduce::Mpi: return false;
+    case HostAllReduce::Auto: break;
+  }
+  return std::nullopt;
+}
+
+// Whether auto's paths through the leaders may apply to `group`: across real hosts, with more than
+// one of its ranks on some node (at one rank a node they are MPI's own tree). The same on every member.
+bool leaders_may_help(Group& group) {
+  if (group.ranks_per_node < 0) work_out_nodes(group);
+  return group.spans_hosts == 1 && group.ranks_per_node != 1;
+}
+
 // The all-gather through the nodes' leaders (shm/leader_all_gather.cpp) against MPI_Allgather on the
 // two-host harness (benchmarks/results/all-gather-through-leaders-2026-11-27/), three runs each, 16 B-
 // 64 MiB gathered, medians: at 3 + 1 a core a host 0.44-0.91, both hosts on both cores 0.55-0.87
@@ -265,17 +285,10 @@ bool two_d_other(const Call& call) {
 // forced by MPIDIST_HOST_ALLREDUCE=shm, and by 2d where the 2D path does not apply; under auto as
 // above. Its leaders' MPI_Allgatherv counts the whole output in one int. The same on every member.
 bool leader_all_gather(const Call& call) {
-  Group& group = *call.group;
   if (call.count * static_cast<std::size_t>(call.size) > mpi::max_count() || call.count == 0) return false;
-  switch (settings(call.name).host_all_reduce) {
-    case HostAllReduce::Shm:
-    case HostAllReduce::TwoD: return true;
-    case HostAllReduce::Mpi: return false;
-    case HostAllReduce::Auto: break;
-  }
-  if (group.ranks_per_node < 0) work_out_nodes(group);
-  if (group.spans_hosts != 1 || group.ranks_per_node == 1) return false;
-  return group.ranks_per_node == 0 || !context(call.name).cores_shared_somewhere;
+  if (const auto forced = forced_through_leaders(call)) return *forced;
+  return leaders_may_help(*call.group) &&
+         (call.group->ranks_per_node == 0 || !context(call.name).cores_shared_somewhere);
 }
 
 // The broadcast between the leaders and through the nodes' segments (shm/hierarchical_broadcast.cpp)
@@ -293,17 +306,9 @@ constexpr std::size_t hierarchical_broadcast_from_on_shared_cores = 1024;
 // Whether a broadcast on a group spanning nodes takes that path: forced by MPIDIST_HOST_ALLREDUCE=shm
 // or 2d, and under auto as above. The same on every member, as across_nodes.
 bool hierarchical_broadcast(const Call& call) {
-  Group& group = *call.group;
-  switch (settings(call.name).host_all_reduce) {
-    case HostAllReduce::Shm:
-    case HostAllReduce::TwoD: return true;
-    case HostAllReduce::Mpi: return false;
-    case HostAllReduce::Auto: break;
-  }
-  if (group.ranks_per_node < 0) work_out_nodes(group);
-  if (group.spans_hosts != 1 || group.ranks_per_node == 1) return false;
-  return !context(call.name).cores_shared_somewhere ||
-         call.count * size_of(call.dtype) >= hierarchical_broadcast_from_on_shared_cores;
+  if (const auto forced = forced_through_leaders(call)) return *forced;
+  return leaders_may_help(*call.group) && (!context(call.name).cores_shared_somewhere ||
+                                           call.count * size_of(call.dtype) >= hierarchical_broadcast_from_on_shared_cores);
 }
 
 }  // namespace

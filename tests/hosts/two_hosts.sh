@@ -134,55 +134,44 @@ if [ -n "${FAULT_PROBE:-}" ]; then
   else
     tap "ok - $label: found in the background (exit $rc after $took s)"
   fi
-  # A rank missing from an all-reduce that crosses the hosts: the watchdog's report, or the same
-  # account in the Error of a wait in shared memory, names the call and places the rank. 4 KiB: the
-  # leader path, the leaders swapping over TCP while the node's other ranks wait in its segment.
-  # 4 MiB: at 2+2 the 2D path, whose ranks wait in the cross-node step or in the segment, testing
-  # the network from its waits; at 3+1 the leader path's MPI_Allreduce between the leaders.
-  for case in "skip-all-reduce 1024" "skip-large-all-reduce 1048576"; do
-    read -r scenario floats <<<"$case"
+  # A rank that skips a call across the hosts: within the timeout + 10 s the job ends, and the
+  # watchdog's report (or the same account in the Error of a wait in shared memory) names the call
+  # and places the rank on host B. skipped_call LABEL RANK ACCOUNT SCENARIO: the fault probe's
+  # SCENARIO with RANK as the odd one; ACCOUNT, a fixed string the report must hold.
+  skipped_call() {
+    local label="[$layout] watchdog: $1" rank=$2 account=$3 scenario=$4 rc took
     start=$SECONDS
     (export MPIDIST_TIMEOUT=3 MPIDIST_VALIDATE=0 FAULT_PROBE_MULTIPLE=1
-     run_job 60 -x MPIDIST_TIMEOUT -x MPIDIST_VALIDATE -x FAULT_PROBE_MULTIPLE "$FAULT_PROBE" "$scenario" "$last")
+     run_job 60 -x MPIDIST_TIMEOUT -x MPIDIST_VALIDATE -x FAULT_PROBE_MULTIPLE "$FAULT_PROBE" "$scenario" "$rank")
     rc=$? took=$((SECONDS - start))
     how_processes_ended
-    label="[$layout] watchdog: rank $last on $host_b skips an all-reduce of $floats floats across the hosts"
     if ((rc == 0)) || ((took > 3 + 10 + info_took)); then
       tap "not ok - $label: the job ended with $rc after $took s (expected non-zero within timeout + 10 + $info_took s)"
       tail -n 40 "$tmp/err" >&2
-    elif ! grep -q "all_reduce #4 on world ($floats float32 sum) has waited" "$tmp/err"; then
+    elif ! grep -qF "$account" "$tmp/err"; then
       tap "not ok - $label: no account of the call"
       tail -n 40 "$tmp/err" >&2
-    elif ! grep -Eq "^  rank $last, pid [0-9]+ on $host_b" "$tmp/err"; then
-      tap "not ok - $label: no account places rank $last on $host_b"
+    elif ! grep -Eq "^  rank $rank, pid [0-9]+ on $host_b" "$tmp/err"; then
+      tap "not ok - $label: no account places rank $rank on $host_b"
       tail -n 40 "$tmp/err" >&2
     else
-      note <<<"$(grep -A6 'has waited' "$tmp/err" | head -14)"
+      note <<<"$(grep -A6 -F "$account" "$tmp/err" | head -14)"
       tap "ok - $label: reported (exit $rc after $took s)"
     fi
+  }
+  # An all-reduce: 4 KiB, the leader path, the leaders swapping over TCP while the node's other
+  # ranks wait in its segment. 4 MiB: at 2+2 the 2D path, whose ranks wait in the cross-node step or
+  # in the segment, testing the network from its waits; at 3+1 the leader path's MPI_Allreduce
+  # between the leaders.
+  for case in "skip-all-reduce 1024" "skip-large-all-reduce 1048576"; do
+    read -r scenario floats <<<"$case"
+    skipped_call "rank $last on $host_b skips an all-reduce of $floats floats across the hosts" "$last" \
+      "all_reduce #4 on world ($floats float32 sum) has waited" "$scenario"
   done
   # A broadcast from rank 1 between the hosts' leaders: host B's leader (rank $slots_a) skips it, so
   # host B's other ranks wait for it in their segment (at 3+1 it is host B's only rank: the others
   # finish and wait at finalize, whose watchdog asks host B, at ThreadLevel::Multiple, where it is).
-  # Either way the account names the call and places the rank.
-  start=$SECONDS
-  (export MPIDIST_TIMEOUT=3 MPIDIST_VALIDATE=0 FAULT_PROBE_MULTIPLE=1
-   run_job 60 -x MPIDIST_TIMEOUT -x MPIDIST_VALIDATE -x FAULT_PROBE_MULTIPLE "$FAULT_PROBE" skip-broadcast "$slots_a")
-  rc=$? took=$((SECONDS - start))
-  how_processes_ended
-  label="[$layout] watchdog: rank $slots_a, host B's leader, skips a broadcast from rank 1 across the hosts"
-  if ((rc == 0)) || ((took > 3 + 10 + info_took)); then
-    tap "not ok - $label: the job ended with $rc after $took s (expected non-zero within timeout + 10 + $info_took s)"
-    tail -n 40 "$tmp/err" >&2
-  elif ! grep -q "broadcast #4 on world" "$tmp/err"; then
-    tap "not ok - $label: no account of the call"
-    tail -n 40 "$tmp/err" >&2
-  elif ! grep -Eq "^  rank $slots_a, pid [0-9]+ on $host_b" "$tmp/err"; then
-    tap "not ok - $label: no account places rank $slots_a on $host_b"
-    tail -n 40 "$tmp/err" >&2
-  else
-    note <<<"$(grep -A6 'broadcast #4 on world' "$tmp/err" | head -14)"
-    tap "ok - $label: reported (exit $rc after $took s)"
-  fi
+  skipped_call "rank $slots_a, host B's leader, skips a broadcast from rank 1 across the hosts" "$slots_a" \
+    "broadcast #4 on world" skip-broadcast
 fi
 tap_end
