@@ -54,6 +54,9 @@ class Group {
   // and the `across` rank of each of this node's local ranks (the 2D all-gather's block places).
   std::vector<int> grid;
   std::vector<int> node_across;
+  // The group's ranks on each of its nodes (lib/shm/node_members.hpp), worked out at the group's
+  // first call through the nodes' leaders and kept; only the thread inside a call touches it.
+  std::vector<std::vector<int>> node_members;
   // The 2D collectives' data on the network (PieceRing, lib/shm/two_level.hpp), kept between
   // calls; handed to finalize() when a call leaves with requests pending, which MPI may still
   // write when a late peer arrives.

@@ -278,17 +278,52 @@ bool leaders_may_help(Group& group) {
 // 4 KiB and 1.07-1.12 at 64 KiB-16 MiB (the 2D path there: 0.77-0.92 from 64 KiB). Uneven nodes have
 // no 2D path: auto takes the leaders' at every size there. On even nodes auto keeps the 2D path
 // where it applies (two_d_other) and below it takes the leaders' where no machine's ranks share
-// cores, MPI where some do. No free-core machine has measured it; here the less the ranks share
-// (a core a host against both hosts on both cores) the more it won, and the leader all-reduce of the
-// same shape measured 0.89-0.97 x MPI below 16 KiB on the GPU node's free cores.
+// cores, MPI where some do.
+// Then on the GPU node's quiet cores, each host on 8 (benchmarks/results/two-hosts-2026-11-27-h200-
+// leaders/), 16 B-64 MiB gathered: at 3 + 1 the leaders' path 0.73-0.83 below 1 MiB (MPI's own call
+// 1.02-1.09), but from 1 MiB 0.97-1.13 (single runs up to 1.37) against MPI's 1.00-1.01: with no
+// core shared MPI's ring overlaps its steps, while the leaders' three phases (segment gather,
+// leaders' exchange, segment broadcast) run one after the other. At 2 + 2 the leaders' path measured
+// 0.99-1.14 against the 2D path's 0.80-0.98 from 4 KiB, and below 4 KiB all three (leaders, 2D, MPI)
+// within the runs' spread (medians 0.99-1.09). So where no machine's ranks share cores the leaders
+// carry gathered outputs below 1 MiB only.
+constexpr std::size_t leader_all_gather_below_on_free_cores = std::size_t{1} << 20;
+
 // Whether an all_gather on a group spanning nodes, not taking its 2D path, goes through the leaders:
 // forced by MPIDIST_HOST_ALLREDUCE=shm, and by 2d where the 2D path does not apply; under auto as
 // above. Its leaders' MPI_Allgatherv counts the whole output in one int. The same on every member.
 bool leader_all_gather(const Call& call) {
-  if (call.count * static_cast<std::size_t>(call.size) > mpi::max_count() || call.count == 0) return false;
+  const std::size_t gathered = call.count * static_cast<std::size_t>(call.size);
+  if (gathered > mpi::max_count() || call.count == 0) return false;
   if (const auto forced = forced_through_leaders(call)) return *forced;
-  return leaders_may_help(*call.group) &&
-         (call.group->ranks_per_node == 0 || !context(call.name).cores_shared_somewhere);
+  if (!leaders_may_help(*call.group)) return false;
+  if (context(call.name).cores_shared_somewhere) return call.group->ranks_per_node == 0;
+  return gathered * size_of(call.dtype) < leader_all_gather_below_on_free_cores;
+}
+
+// The reduce-scatter through the nodes' leaders (shm/leader_reduce_scatter.cpp), for nodes where the
+// 2D reduce-scatter cannot slice (3 + 1), against MPI_Reduce_scatter at 3 + 1, 16 B-16 MiB in (64 MiB
+// on the node), three runs each, medians (MPI's own call 0.98-1.10 in the same batches):
+//   - the GPU node's quiet cores (benchmarks/results/two-hosts-2026-11-27-h200-leaders/, forced):
+//     0.58-0.73 below 16 KiB, 0.89 at 16 KiB, then 1.11-1.64;
+//   - the 2-core machine (benchmarks/results/reduce-scatter-through-leaders-2026-11-27/): a core a
+//     host 0.51-0.97 below 4 MiB, 1.04-1.07 at 4-16 MiB; both hosts on both cores 0.59-0.70 below
+//     64 KiB, then 0.93-1.65.
+// Its leader sums the node's whole input (P blocks) before anything crosses the network and hands
+// the blocks out after, one phase after the other, where MPI's recursive halving overlaps its steps:
+// auto takes it below 64 KiB of input.
+constexpr std::size_t leader_reduce_scatter_below = std::size_t{64} << 10;
+
+// Whether a reduce_scatter on a group spanning nodes, not taking its 2D path, goes through the
+// leaders: forced by MPIDIST_HOST_ALLREDUCE=shm, and by 2d where the 2D path does not apply; under
+// auto as above. Its leaders' MPI_Reduce_scatter counts the whole input in one int. The same on every
+// member.
+bool leader_reduce_scatter(const Call& call) {
+  const std::size_t total = call.count * static_cast<std::size_t>(call.size);
+  if (total > mpi::max_count() || call.count == 0) return false;
+  if (const auto forced = forced_through_leaders(call)) return *forced;
+  if (!leaders_may_help(*call.group) || call.group->ranks_per_node != 0) return false;
+  return total * size_of(call.dtype) < leader_reduce_scatter_below;
 }
 
 // The broadcast between the leaders and through the nodes' segments (shm/hierarchical_broadcast.cpp)
@@ -298,7 +333,12 @@ bool leader_all_gather(const Call& call) {
 // both hosts on both cores 0.26-0.95 from 1 KiB but for two cells (1.12-1.15: 2 + 2 from root 3 at
 // 16 KiB, 3 + 1 from root 0 at 64 KiB; 0.60 and 0.80 with a core a host), and below 1 KiB 0.31-0.88
 // but for 3 + 1 from root 1, 1.35-1.37 (launches there settle on one of two speeds; in the slow one
-// the segment's readers wait for a core). Auto takes it across real hosts where some node holds more
+// the segment's readers wait for a core). Then on the GPU node's quiet cores (benchmarks/results/
+// two-hosts-2026-11-27-h200-leaders/, two to four runs, 4 B-4 MiB): 0.24-0.89 from every root at
+// every size but two bands, each at MPI's own level through mpidist's front end in the same runs:
+// root 0 at 2 + 2 below 4 KiB, 1.00-1.06 (its binomial tree crosses once too); root 1 at 3 + 1 below
+// 1 KiB, 1.07-1.33 (MPI's call 1.06-1.18: Open MPI's tree from there reaches the other host in
+// 3-5 us, as fast as the leaders' path). Auto takes it across real hosts where some node holds more
 // than one rank: at every size where no machine's ranks share cores, from 1 KiB where some do. On
 // one host (simulated nodes, not measured) and at one rank a node (the same tree) MPI_Bcast.
 constexpr std::size_t hierarchical_broadcast_from_on_shared_cores = 1024;
@@ -318,7 +358,7 @@ bool accepts(const Call& call, bool one_node) {
   if (call.group->topology.num_nodes == 1 ? !one_node : one_node) return false;
   if (!one_node) {
     if (call.kind == CollectiveKind::AllGather) return two_d_other(call) || leader_all_gather(call);
-    if (call.kind == CollectiveKind::ReduceScatter) return two_d_other(call);
+    if (call.kind == CollectiveKind::ReduceScatter) return two_d_other(call) || leader_reduce_scatter(call);
     if (call.kind == CollectiveKind::Broadcast) return hierarchical_broadcast(call);
     return call.kind == CollectiveKind::AllReduce && across_nodes(call) != AcrossNodes::Mpi;
   }
@@ -364,7 +404,8 @@ void exchange_with_other_leader(MPI_Comm leaders, void* data, std::size_t count,
 void run_hierarchical(const Call& call) {
   if (call.kind == CollectiveKind::AllGather)
     return two_d_other(call) ? run_two_level_all_gather(call) : run_leader_all_gather(call);
-  if (call.kind == CollectiveKind::ReduceScatter) return run_two_level_reduce_scatter(call);
+  if (call.kind == CollectiveKind::ReduceScatter)
+    return two_d_other(call) ? run_two_level_reduce_scatter(call) : run_leader_reduce_scatter(call);
   if (call.kind == CollectiveKind::Broadcast) return run_hierarchical_broadcast(call);
   if (across_nodes(call) == AcrossNodes::TwoD) return run_two_level(call);
   Group& group = *call.group;

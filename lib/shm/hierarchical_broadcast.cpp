@@ -45,7 +45,7 @@ void run_hierarchical_broadcast(const Call& call) {
   if (bytes == 0) return;
   // A rank alone on its node (the 1 of 3 + 1) needs no segment.
   Segment* seg = group.topology.local_size > 1 ? &segment(group, call.name) : nullptr;
-  const auto members = node_members(group, call.name);
+  const auto& members = node_members(group, call.name);
   const int root_node = node_holding(members, call.root);
   const auto& root_members = members[static_cast<std::size_t>(root_node)];
   const auto root_local = static_cast<int>(std::find(root_members.begin(), root_members.end(), call.root) - root_members.begin());

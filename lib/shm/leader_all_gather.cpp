@@ -47,16 +47,6 @@ void gather_to_leader(Segment& seg, const char* operation, std::byte* out, std::
   }
 }
 
-// Whether node j's ranks are the group ranks that follow node j - 1's: the output is then already
-// the leaders' packed order.
-bool consecutive(const std::vector<std::vector<int>>& members) {
-  int next = 0;
-  for (const auto& node : members)
-    for (const int r : node)
-      if (r != next++) return false;
-  return true;
-}
-
 // Step 2 on a leader: every node's blocks from its leader, into `out` at their group ranks' places.
 void leaders_exchange(const Call& call, MPI_Comm leaders, const std::vector<std::vector<int>>& members, int me) {
   const std::size_t element = size_of(call.dtype), block = call.count * element;
@@ -70,7 +60,7 @@ void leaders_exchange(const Call& call, MPI_Comm leaders, const std::vector<std:
     at += counts[j];
   }
   const MPI_Datatype type = mpi::datatype(call.dtype);
-  if (consecutive(members)) {
+  if (consecutive_nodes(members)) {
     MPIDIST_MPI_CHECK(MPI_Allgatherv(MPI_IN_PLACE, 0, type, out, counts.data(), displs.data(), type, leaders));
     return;
   }
@@ -95,7 +85,7 @@ void run_leader_all_gather(const Call& call) {
   auto* out = static_cast<std::byte*>(call.out);
   std::byte* own = out + static_cast<std::size_t>(call.rank) * block;
   if (call.in != own) std::memcpy(own, call.in, block);
-  const auto members = node_members(group, call.name);
+  const auto& members = node_members(group, call.name);
   const int node = group.topology.node_rank;
   // A rank alone on its node (the 1 of 3 + 1) needs no segment.
   Segment* seg = group.topology.local_size > 1 ? &segment(group, call.name) : nullptr;

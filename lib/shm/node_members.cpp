@@ -9,10 +9,11 @@
 
 namespace mpidist::detail::shm {
 
-std::vector<std::vector<int>> node_members(const Group& group, const char* operation) {
+const std::vector<std::vector<int>>& node_members(Group& group, const char* operation) {
+  auto& members = group.node_members;
+  if (!members.empty()) return members;
   const auto& placement = context(operation).topology.ranks;
   std::vector<int> node_ids;  // the world's node of each of the group's nodes, in leader order
-  std::vector<std::vector<int>> members;
   for (int r = 0; r < group.topology.size; ++r) {
     const int id = placement[static_cast<std::size_t>(group.world_ranks[static_cast<std::size_t>(r)])].node_rank;
     const auto at = std::find(node_ids.begin(), node_ids.end(), id);
@@ -24,6 +25,14 @@ std::vector<std::vector<int>> node_members(const Group& group, const char* opera
     }
   }
   return members;
+}
+
+bool consecutive_nodes(const std::vector<std::vector<int>>& members) {
+  int next = 0;
+  for (const auto& node : members)
+    for (const int r : node)
+      if (r != next++) return false;
+  return true;
 }
 
 int node_holding(const std::vector<std::vector<int>>& members, int rank) {

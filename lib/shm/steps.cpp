@@ -85,4 +85,32 @@ void broadcast_from_rank(Segment& seg, const char* operation, void* buffer, std:
   }
 }
 
+void scatter_from_rank(Segment& seg, const char* operation, const void* blocks, std::size_t block, void* own,
+                       int root) {
+  const auto* data = static_cast<const std::byte*>(blocks);
+  const std::size_t total = block * static_cast<std::size_t>(seg.size());
+  const std::size_t mine = block * static_cast<std::size_t>(seg.rank());  // this rank's block's offset
+  if (seg.rank() == root) std::memcpy(own, data + mine, block);
+  const bool in_line = total <= Segment::inline_bytes;
+  for (std::size_t first = 0; first < total; first += Segment::half_bytes) {
+    const std::size_t bytes = std::min(Segment::half_bytes, total - first);
+    const std::uint64_t step = seg.begin_step(operation);
+    std::byte* shared = in_line ? seg.line_data(root, step) : seg.half(root, step);
+    // The part of [first, first + bytes) that is this rank's block.
+    const std::size_t from = std::max(first, mine), to = std::min(first + bytes, mine + block);
+    if (seg.rank() == root) {
+      // The root's own block stays out of the segment: only the others' are copied in.
+      std::memcpy(shared, data + first, from < to ? from - first : bytes);
+      if (from < to) std::memcpy(shared + (to - first), data + to, first + bytes - to);
+      seg.post(Segment::finished(step));
+    } else {
+      // A rank with nothing of its block in this step reads nothing: it need not wait (rule 1).
+      seg.post(Segment::posted(step));
+      if (from >= to) continue;
+      seg.wait(Segment::finished(step), operation, root);
+      std::memcpy(static_cast<std::byte*>(own) + (from - mine), shared + (from - first), to - from);
+    }
+  }
+}
+
 }  // namespace mpidist::detail::shm

@@ -118,4 +118,9 @@ void reduce_to_rank(Segment& seg, const char* operation, const Piece& piece, con
 /// Rank `root`'s `buffer` (of the segment) is copied to every other rank's `buffer`.
 void broadcast_from_rank(Segment& seg, const char* operation, void* buffer, std::size_t total, int root);
 
+/// Rank `root`'s `blocks` (of the segment: one block of `block` bytes for each of its ranks, in local
+/// rank order) are handed out: each rank's block lands in its `own`. `blocks` is read on `root` only.
+void scatter_from_rank(Segment& seg, const char* operation, const void* blocks, std::size_t block, void* own,
+                       int root);
+
 }  // namespace mpidist::detail::shm

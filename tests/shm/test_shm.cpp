@@ -546,8 +546,9 @@ TEST_F(Shm, BroadcastAcrossNodesFromEveryRoot) {
 // lines and either side of them, of the reduce-scatter's 32 KiB pieces and its four in flight, of a
 // segment half and of several; on the world and on groups whose ranks interleave the nodes, where a
 // rank's counterparts' blocks are not side by side. With 4 ranks on two nodes of 2, `crossed` makes
-// the two local indices order the nodes differently (node 0 holds group ranks 0 and 3). Other
-// layouts take MPI.
+// the two local indices order the nodes differently (node 0 holds group ranks 0 and 3). Uneven
+// nodes (3 + 1) take the paths through the nodes' leaders instead (lib/shm/leader_all_gather.cpp,
+// leader_reduce_scatter.cpp), whose leaders pack the blocks where a group's nodes interleave.
 template <class T>
 void two_level_block_sizes(const Communicator& comm, ReduceOp op) {
   constexpr std::size_t half = 256 << 10, piece = 32 << 10;
@@ -582,8 +583,9 @@ TEST_F(Shm, TwoLevelBlockPlaces) {
 // the 2D all-gather from 4 KiB gathered (64 KiB where ranks share cores) and the 2D reduce-scatter
 // at every size on even nodes of more than one rank; below the 2D all-gather, the leaders' all-gather
 // where no ranks share cores (MPI where they do), and on uneven nodes (3 + 1, the group without rank
-// 1) at every size; MPI elsewhere. Every member must choose alike, or the call hangs. The groups of
-// AutoAcrossRealHosts, blocks either side of both crossovers and of earlier ones.
+// 1) at every size where ranks share cores, below 1 MiB gathered where none do, and there the
+// leaders' reduce-scatter below 64 KiB in; MPI elsewhere. Every member must choose alike, or the call
+// hangs. The groups of AutoAcrossRealHosts, blocks either side of both crossovers and of earlier ones.
 TEST_F(Shm, AutoGatherAndScatterAcrossRealHosts) {
   if (std::getenv("MPIDIST_TEST_NODE_SIZES") == nullptr) GTEST_SKIP() << "only across the hosts of tests/hosts";
   const Communicator world = mpidist::world();
@@ -591,7 +593,8 @@ TEST_F(Shm, AutoGatherAndScatterAcrossRealHosts) {
   const Communicator half = world.split(world.rank() % 2);
   for (const Communicator* comm : {&world, &without_one, &half}) {
     const auto per_rank = [&](std::size_t bytes) { return bytes / sizeof(float) / static_cast<std::size_t>(comm->size()); };
-    for (const std::size_t edge : {per_rank(4 << 10), per_rank(16 << 10), per_rank(64 << 10), per_rank(256 << 10)})
+    for (const std::size_t edge : {per_rank(4 << 10), per_rank(16 << 10), per_rank(64 << 10), per_rank(256 << 10),
+                                    per_rank(1 << 20)})
       for (const std::size_t count : {edge - 1, edge, edge + 1}) {
         check_all_gather<float>(*comm, count);
         check_reduce_scatter<float>(*comm, count, ReduceOp::Sum);
