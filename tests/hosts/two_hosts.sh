@@ -173,5 +173,9 @@ if [ -n "${FAULT_PROBE:-}" ]; then
   # finish and wait at finalize, whose watchdog asks host B, at ThreadLevel::Multiple, where it is).
   skipped_call "rank $slots_a, host B's leader, skips a broadcast from rank 1 across the hosts" "$slots_a" \
     "broadcast #4 on world" skip-broadcast
+  # A reduce-scatter: at 3+1 through the hosts' leaders, whose host B side (rank $slots_a) is
+  # missing; at 2+2 the 2D path.
+  skipped_call "rank $slots_a on $host_b skips a reduce-scatter across the hosts" "$slots_a" \
+    "reduce_scatter #4 on world" skip-reduce-scatter
 fi
 tap_end

@@ -48,6 +48,12 @@ int run(const std::string& scenario, int odd_rank) {
     // ranks wait for it in their segment; where it only reads, the others may finish and wait at
     // finalize. Either way the call is named.
     if (odd) computing(60s); else mpidist::broadcast(std::span<float>(data), 1);
+  } else if (scenario == "skip-reduce-scatter") {
+    // 1 KiB a block: across the hosts of tests/hosts at 3 + 1 through the hosts' leaders (host A's
+    // leader waits in MPI_Reduce_scatter, its other ranks in the segment for their blocks), at
+    // 2 + 2 the 2D path.
+    std::vector<float> in(256 * static_cast<std::size_t>(mpidist::world_size()), 1.0f), block(256);
+    if (odd) computing(60s); else mpidist::reduce_scatter(std::span<const float>(in), std::span<float>(block));
   } else if (scenario == "skip-all-reduce-async") {
     // The others' all_reduce_async is never matched: its step waits on the communicator's lane
     // while the caller waits in wait(); the watchdog (or the step's own timeout) names it.
