@@ -253,8 +253,8 @@ bool two_d_other(const Call& call) {
 
 // MPIDIST_HOST_ALLREDUCE's word on a path through the nodes' leaders across nodes (the broadcast,
 // the all-gather beside its 2D path): shm and 2d take it, mpi does not, auto (none) measures.
-std::optional<bool> forced_through_leaders(const Call& call) {
-  switch (settings(call.name).host_all_reduce) {
+std::optional<bool> forced_through_leaders(const char* operation) {
+  switch (settings(operation).host_all_reduce) {
     case HostAllReduce::Shm:
     case HostAllReduce::TwoD: return true;
     case HostAllReduce::Mpi: return false;
@@ -295,7 +295,7 @@ constexpr std::size_t leader_all_gather_below_on_free_cores = std::size_t{1} << 
 bool leader_all_gather(const Call& call) {
   const std::size_t gathered = call.count * static_cast<std::size_t>(call.size);
   if (gathered > mpi::max_count() || call.count == 0) return false;
-  if (const auto forced = forced_through_leaders(call)) return *forced;
+  if (const auto forced = forced_through_leaders(call.name)) return *forced;
   if (!leaders_may_help(*call.group)) return false;
   if (context(call.name).cores_shared_somewhere) return call.group->ranks_per_node == 0;
   return gathered * size_of(call.dtype) < leader_all_gather_below_on_free_cores;
@@ -321,7 +321,7 @@ constexpr std::size_t leader_reduce_scatter_below = std::size_t{64} << 10;
 bool leader_reduce_scatter(const Call& call) {
   const std::size_t total = call.count * static_cast<std::size_t>(call.size);
   if (total > mpi::max_count() || call.count == 0) return false;
-  if (const auto forced = forced_through_leaders(call)) return *forced;
+  if (const auto forced = forced_through_leaders(call.name)) return *forced;
   if (!leaders_may_help(*call.group) || call.group->ranks_per_node != 0) return false;
   return total * size_of(call.dtype) < leader_reduce_scatter_below;
 }
@@ -346,12 +346,35 @@ constexpr std::size_t hierarchical_broadcast_from_on_shared_cores = 1024;
 // Whether a broadcast on a group spanning nodes takes that path: forced by MPIDIST_HOST_ALLREDUCE=shm
 // or 2d, and under auto as above. The same on every member, as across_nodes.
 bool hierarchical_broadcast(const Call& call) {
-  if (const auto forced = forced_through_leaders(call)) return *forced;
+  if (const auto forced = forced_through_leaders(call.name)) return *forced;
   return leaders_may_help(*call.group) && (!context(call.name).cores_shared_somewhere ||
                                            call.count * size_of(call.dtype) >= hierarchical_broadcast_from_on_shared_cores);
 }
 
 }  // namespace
+
+// The all_to_all of equal blocks through the nodes' leaders (shm/leader_all_to_all.cpp) against
+// MPI_Alltoall on the 2-core machine's two hosts (benchmarks/results/all-to-all-through-leaders-
+// 2026-11-27/), 16 B-256 KiB a rank, three runs each, medians (MPI's own call 1.02-1.12 in the same
+// batches): at 3 + 1 0.53-0.76 below 64 KiB and 0.68-0.69 at it, 1.10-1.12 at 128-256 KiB (a core a
+// host and shared cores alike); at 2 + 2 a core a host 0.53-0.66 below 64 KiB, 1.00 at it; shared
+// cores 0.71-0.84 below 64 KiB, 1.45-1.49 at 64-128 KiB. On the GPU node's quiet cores (benchmarks/
+// results/two-hosts-2026-11-27-h200-leaders/, run 8, three runs under a 64 KiB rule): at 3 + 1
+// 0.47-0.56 below 16 KiB, 0.73 at 16-32 KiB; at 2 + 2 0.72-0.91 below 32 KiB, but 1.10 (1.15) at
+// 32 KiB. Small messages are latency: one message each way between the leaders against MPI's one per
+// pair of ranks across. Auto takes it across real hosts, below 32 KiB a rank.
+constexpr std::size_t leader_all_to_all_below = std::size_t{32} << 10;
+
+// Whether exchange `e` goes through the leaders (through_leaders.hpp).
+
+bool leader_all_to_all(const mpi::Exchange& e, const char* operation) {
+  Group& group = *e.group;
+  if (e.shape != mpi::Exchange::Shape::AllToAll || group.topology.num_nodes < 2 || e.send_counts.empty()) return false;
+  const std::size_t block = e.send_counts[0] * size_of(e.dtype);
+  if (block == 0 || !leader_all_to_all_fits(group, block, operation)) return false;
+  if (const auto forced = forced_through_leaders(operation)) return *forced;
+  return leaders_may_help(group) && block * static_cast<std::size_t>(e.size) < leader_all_to_all_below;
+}
 
 bool accepts(const Call& call, bool one_node) {
   if (call.device >= 0 || call.size < 2) return false;
