@@ -89,6 +89,12 @@ TEST(AfterErrorLate, EveryHostCollectiveOnSimulatedNodes) {
   for (const char* name : {"all_gather", "reduce_scatter"})
     for (const char* elements : {" 4", " 2097152"})
       late_case(4, name + std::string(elements), "MPIDIST_RANKS_PER_NODE=2 MPIDIST_HOST_ALLREDUCE=2d", 2.5);
+  // The paths through the nodes' leaders on the uneven 3 + 1 (forced): the leaders' MPI step is a
+  // blocking call, the node's other ranks wait in its segment.
+  for (const char* name : {"broadcast", "all_gather", "reduce_scatter"})
+    for (const char* elements : {" 4", " 2097152"})
+      late_case(4, name + std::string(elements), "MPIDIST_RANKS_PER_NODE=3 MPIDIST_HOST_ALLREDUCE=shm", 2.5);
+  late_case(4, "all_to_all 4", "MPIDIST_RANKS_PER_NODE=3 MPIDIST_HOST_ALLREDUCE=shm", 2.5);
 }
 
 // Case 2: set_timeout decides every wait, MPIDIST_TIMEOUT being only the default: longer and
