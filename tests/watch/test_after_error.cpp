@@ -136,6 +136,14 @@ TEST(AfterErrorTimeouts, SetTimeoutDecidesOnSimulatedNodes) {
   EXPECT_LT(job.seconds, 2 + 1 + 15) << job.output;
 }
 
+// Ending a job after MPI_Abort: 3-5 s in plain builds; under AddressSanitizer, on the CI's loaded
+// sanitizer stage, one such job took 29 s. A job that hangs still meets the probe's 60 s limit.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr double job_end_slack = 30;
+#else
+constexpr double job_end_slack = 10;
+#endif
+
 // Case 3: rank 1's own bad argument, caught: the others never pair their next calls with its.
 void one_rank_argument_error(const std::string& env) {
   const auto job = run_probe(2, "local-error", "MPIDIST_TIMEOUT=2 " + env, 60);
@@ -147,7 +155,7 @@ void one_rank_argument_error(const std::string& env) {
       << job.output;
   // Rank 0 waited in the call rank 1 left: it gets the timeout's Error or the watchdog's report.
   EXPECT_TRUE(has(job, "rank 0 local step 1 error: ") || has(job, "watchdog: all_reduce #1 on world")) << job.output;
-  EXPECT_LT(job.seconds, 2 + 10 + 10) << job.output;
+  EXPECT_LT(job.seconds, 2 + 10 + job_end_slack) << job.output;
 }
 
 TEST(AfterError, OneRanksArgumentErrorBreaksTheCommunicatorOverSharedMemory) { one_rank_argument_error(""); }
