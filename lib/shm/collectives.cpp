@@ -252,7 +252,8 @@ bool two_d_other(const Call& call) {
 }
 
 // MPIDIST_HOST_ALLREDUCE's word on a path through the nodes' leaders across nodes (the broadcast,
-// the all-gather beside its 2D path): shm and 2d take it, mpi does not, auto (none) measures.
+// the all-gather and reduce-scatter beside their 2D paths, the equal-block all_to_all): shm and 2d
+// take it, mpi does not, auto (none) measures.
 std::optional<bool> forced_through_leaders(const char* operation) {
   switch (settings(operation).host_all_reduce) {
     case HostAllReduce::Shm:
@@ -366,7 +367,6 @@ bool hierarchical_broadcast(const Call& call) {
 constexpr std::size_t leader_all_to_all_below = std::size_t{32} << 10;
 
 // Whether exchange `e` goes through the leaders (through_leaders.hpp).
-
 bool leader_all_to_all(const mpi::Exchange& e, const char* operation) {
   Group& group = *e.group;
   if (e.shape != mpi::Exchange::Shape::AllToAll || group.topology.num_nodes < 2 || e.send_counts.empty()) return false;
