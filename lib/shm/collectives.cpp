@@ -120,7 +120,7 @@ void one_shot(Segment& seg, const char* operation, const Layout& layout, const R
   const std::uint64_t step = seg.begin_step(operation);
   // A few words ride in the control line with the flag: one cache-line transfer per reader.
   const bool in_line = bytes <= Segment::inline_bytes;
-  layout.gather(0, bytes, in_line ? seg.line_data(seg.rank(), step) : seg.half(seg.rank(), step));
+  layout.gather(0, bytes, seg.payload(seg.rank(), step, in_line));
   seg.post(Segment::posted(step));
   seg.wait(Segment::posted(step), operation);
   Sources sources(seg.size());
@@ -371,9 +371,13 @@ bool leader_all_to_all(const mpi::Exchange& e, const char* operation) {
   Group& group = *e.group;
   if (e.shape != mpi::Exchange::Shape::AllToAll || group.topology.num_nodes < 2 || e.send_counts.empty()) return false;
   const std::size_t block = e.send_counts[0] * size_of(e.dtype);
-  if (block == 0 || !leader_all_to_all_fits(group, block, operation)) return false;
-  if (const auto forced = forced_through_leaders(operation)) return *forced;
-  return leaders_may_help(group) && block * static_cast<std::size_t>(e.size) < leader_all_to_all_below;
+  if (block == 0) return false;
+  // The cheap answers first: leader_all_to_all_fits walks the group's nodes.
+  const auto forced = forced_through_leaders(operation);
+  if (forced == false) return false;
+  if (!forced && !(leaders_may_help(group) && block * static_cast<std::size_t>(e.size) < leader_all_to_all_below))
+    return false;
+  return leader_all_to_all_fits(group, block, operation);
 }
 
 bool accepts(const Call& call, bool one_node) {

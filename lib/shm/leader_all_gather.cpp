@@ -36,12 +36,12 @@ void gather_to_leader(Segment& seg, const char* operation, std::byte* out, std::
     const std::size_t length = std::min(piece, block - first);
     const std::uint64_t step = seg.begin_step(operation);
     if (seg.rank() != 0)
-      std::memcpy(in_line ? seg.line_data(seg.rank(), step) : seg.half(seg.rank(), step), own + first, length);
+      std::memcpy(seg.payload(seg.rank(), step, in_line), own + first, length);
     seg.post(Segment::posted(step));
     if (seg.rank() != 0) continue;
     seg.wait(Segment::posted(step), operation);
     for (int l = 1; l < seg.size(); ++l) {
-      const std::byte* from = in_line ? seg.line_data(l, step) : seg.half(l, step);
+      const std::byte* from = seg.payload(l, step, in_line);
       std::memcpy(out + static_cast<std::size_t>(node[static_cast<std::size_t>(l)]) * block + first, from, length);
     }
   }

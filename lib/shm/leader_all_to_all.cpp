@@ -26,25 +26,23 @@ namespace {
 
 // Where a step's `bytes` from `rank` lie: its control line when they fit there, else its half.
 std::byte* area(const Segment& seg, int rank, std::uint64_t step, std::size_t bytes) {
-  return bytes <= Segment::inline_bytes ? seg.line_data(rank, step) : seg.half(rank, step);
+  return seg.payload(rank, step, bytes <= Segment::inline_bytes);
 }
 
-// What node `me`'s leader sends every node and receives from it, in elements, with their offsets.
+// What node `me`'s leader sends every node, in elements, with their offsets: alike what it receives
+// from every node (node k's L_k ranks send L_me blocks each, as node me's L_me send L_k).
 struct Plan {
-  std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
-  Plan(const std::vector<std::vector<int>>& members, std::size_t me, std::size_t count) {
-    const auto nodes = members.size();
-    send_counts.assign(nodes, 0), recv_counts.assign(nodes, 0);
-    send_displs.assign(nodes, 0), recv_displs.assign(nodes, 0);
-    int sent = 0, received = 0;
-    for (std::size_t k = 0; k < nodes; ++k) {
-      const int n = k == me ? 0 : static_cast<int>(members[me].size() * members[k].size() * count);
-      send_counts[k] = recv_counts[k] = n;
-      send_displs[k] = sent, recv_displs[k] = received;
-      sent += n, received += n;
+  std::vector<int> counts, displs;
+  Plan(const std::vector<std::vector<int>>& members, std::size_t me, std::size_t count)
+      : counts(members.size(), 0), displs(members.size(), 0) {
+    int offset = 0;
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      counts[k] = k == me ? 0 : static_cast<int>(members[me].size() * members[k].size() * count);
+      displs[k] = offset;
+      offset += counts[k];
     }
   }
-  std::size_t total() const { return static_cast<std::size_t>(send_displs.back() + send_counts.back()); }
+  std::size_t total() const { return static_cast<std::size_t>(displs.back() + counts.back()); }
 };
 
 }  // namespace
@@ -109,8 +107,8 @@ void run_leader_all_to_all(const mpi::Exchange& e, const char* operation) {
   }
   if (leader) {
     const MPI_Datatype type = mpi::datatype(e.dtype);
-    MPIDIST_MPI_CHECK(MPI_Alltoallv(outgoing.data(), plan.send_counts.data(), plan.send_displs.data(), type, incoming,
-                                    plan.recv_counts.data(), plan.recv_displs.data(), type, group.leaders));
+    MPIDIST_MPI_CHECK(MPI_Alltoallv(outgoing.data(), plan.counts.data(), plan.displs.data(), type, incoming,
+                                    plan.counts.data(), plan.displs.data(), type, group.leaders));
   }
 
   // 3. This rank's blocks from the other nodes: from node k, rank s's block for local rank d at
@@ -125,7 +123,7 @@ void run_leader_all_to_all(const mpi::Exchange& e, const char* operation) {
   }
   for (std::size_t k = 0; k < members.size(); ++k) {
     if (k == node) continue;
-    const std::byte* part = incoming + static_cast<std::size_t>(plan.recv_displs[k]) * element;
+    const std::byte* part = incoming + static_cast<std::size_t>(plan.displs[k]) * element;
     for (std::size_t s = 0; s < members[k].size(); ++s)
       std::memcpy(out + at(members[k][s]), part + (s * here.size() + static_cast<std::size_t>(local)) * block, block);
   }

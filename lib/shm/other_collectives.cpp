@@ -29,7 +29,7 @@ const std::byte* bytes_at(const void* base, std::size_t offset) { return static_
 void reduce_one_shot(Segment& seg, const Call& c, const Reduction& red, std::size_t bytes) {
   const std::uint64_t step = seg.begin_step(c.name);
   const bool in_line = bytes <= Segment::inline_bytes;
-  std::memcpy(in_line ? seg.line_data(seg.rank(), step) : seg.half(seg.rank(), step), c.in, bytes);
+  std::memcpy(seg.payload(seg.rank(), step, in_line), c.in, bytes);
   seg.post(Segment::posted(step));
   if (seg.rank() != c.root) return;  // the next step's rule-2 wait keeps the data safe
   seg.wait(Segment::posted(step), c.name);
@@ -58,7 +58,7 @@ void reduce_scatter(Segment& seg, const Call& c) {
   for (std::size_t first = 0; first < block; first += piece) {
     const std::size_t length = std::min(piece, block - first);
     const std::uint64_t step = seg.begin_step(c.name);
-    std::byte* mine = in_line ? seg.line_data(seg.rank(), step) : seg.half(seg.rank(), step);
+    std::byte* mine = seg.payload(seg.rank(), step, in_line);
     for (std::size_t b = 0; b < ranks; ++b) std::memcpy(mine + b * piece, bytes_at(c.in, b * block + first), length);
     seg.post(Segment::posted(step));
     seg.wait(Segment::posted(step), c.name);
@@ -79,11 +79,11 @@ void all_gather(Segment& seg, const Call& c) {
     const std::size_t length = std::min(piece, block - first);
     const std::uint64_t step = seg.begin_step(c.name);
     // In place (in is this rank's block of out) the copy back is a copy onto equal bytes.
-    std::memcpy(in_line ? seg.line_data(seg.rank(), step) : seg.half(seg.rank(), step), bytes_at(c.in, first), length);
+    std::memcpy(seg.payload(seg.rank(), step, in_line), bytes_at(c.in, first), length);
     seg.post(Segment::posted(step));
     seg.wait(Segment::posted(step), c.name);
     for (int r = 0; r < seg.size(); ++r) {
-      const std::byte* from = in_line ? seg.line_data(r, step) : seg.half(r, step);
+      const std::byte* from = seg.payload(r, step, in_line);
       std::memcpy(bytes_at(c.out, static_cast<std::size_t>(r) * block + first), from, length);
     }
   }

@@ -63,6 +63,11 @@ class Segment {
   }
   /// The `inline_bytes` payload of `rank`'s control line for `step` (8-byte aligned).
   std::byte* line_data(int rank, std::uint64_t step) const noexcept { return line(rank, step) + sizeof(std::uint64_t); }
+  /// Where `rank`'s payload for `step` lies: its control line's when the step's bytes go in line
+  /// (`in_line`: at most `inline_bytes`, decided alike on every rank), else its data half.
+  std::byte* payload(int rank, std::uint64_t step, bool in_line) const noexcept {
+    return in_line ? line_data(rank, step) : half(rank, step);
+  }
 
   static constexpr std::uint64_t posted(std::uint64_t step) noexcept { return 2 * step + 1; }
   static constexpr std::uint64_t finished(std::uint64_t step) noexcept { return 2 * step + 2; }

@@ -73,7 +73,7 @@ void broadcast_from_rank(Segment& seg, const char* operation, void* buffer, std:
     const std::uint64_t step = seg.begin_step(operation);
     // A few bytes ride in the root's control line with its flag.
     const bool in_line = total <= Segment::inline_bytes;
-    std::byte* shared = in_line ? seg.line_data(root, step) : seg.half(root, step);
+    std::byte* shared = seg.payload(root, step, in_line);
     if (seg.rank() == root) {
       std::memcpy(shared, data + first, bytes);
       seg.post(Segment::finished(step));
@@ -95,7 +95,7 @@ void scatter_from_rank(Segment& seg, const char* operation, const void* blocks, 
   for (std::size_t first = 0; first < total; first += Segment::half_bytes) {
     const std::size_t bytes = std::min(Segment::half_bytes, total - first);
     const std::uint64_t step = seg.begin_step(operation);
-    std::byte* shared = in_line ? seg.line_data(root, step) : seg.half(root, step);
+    std::byte* shared = seg.payload(root, step, in_line);
     // The part of [first, first + bytes) that is this rank's block.
     const std::size_t from = std::max(first, mine), to = std::min(first + bytes, mine + block);
     if (seg.rank() == root) {

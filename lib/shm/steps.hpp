@@ -70,7 +70,7 @@ class Sources {
   }
   const void** data() { return heap_.empty() ? inline_.data() : heap_.data(); }
   void fill(const Segment& seg, std::uint64_t step, std::size_t offset, bool in_line = false) {
-    for (int r = 0; r < n_; ++r) data()[r] = (in_line ? seg.line_data(r, step) : seg.half(r, step)) + offset;
+    for (int r = 0; r < n_; ++r) data()[r] = seg.payload(r, step, in_line) + offset;
   }
 
  private:
