@@ -50,6 +50,7 @@ if [ "${HOSTS:-1}" = 1 ]; then
   for tool in unshare taskset hostname python3; do command -v $tool >/dev/null || note "missing: $tool"; done
   ip netns add mpidist-probe 2>"$RES/netns-probe.txt" || fail "network namespaces refused: $(cat "$RES/netns-probe.txt")"
   ip netns del mpidist-probe
-  chmod +x tests/hosts/*.sh benchmarks/targets_across_hosts  # mpiexec runs the agent: the copy may lose exec bits
+  # mpiexec runs the agent, the scripts run each other: a copy may have lost their exec bits
+  chmod +x tests/hosts/netns_agent.sh tests/hosts/bench_two_hosts.sh tests/hosts/two_hosts.sh benchmarks/targets_across_hosts
   export MPIDIST_BENCH=$B/mpidist-bench
 fi
