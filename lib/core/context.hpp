@@ -34,6 +34,10 @@ struct Context {
   // Whether some machine of the job runs more ranks than they have CPUs: the same on every rank,
   // so that choices across hosts made from it agree (shm/collectives.cpp).
   bool cores_shared_somewhere = false;
+  // Whether two hosts on one machine share CPUs (hosts_share_cores: namespaces or containers on
+  // one box), so that one host's ranks wait for cores the other's hold. Where cores are shared only
+  // within each host, as on real machines, the leaders' paths across hosts help the more.
+  bool hosts_share_cores = false;
   Settings settings;
   bool owns_mpi = false;             // mpidist called MPI_Init_thread and must finalize
   std::vector<std::weak_ptr<Group>> groups;       // every group made, freed at finalize()

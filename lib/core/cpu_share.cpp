@@ -3,7 +3,9 @@
 
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <thread>
+#include <utility>
 
 namespace mpidist::detail {
 
@@ -28,6 +30,19 @@ std::string machine_id(const std::string& hostname) {
   std::string id;
   if (file >> id && !id.empty()) return id;
   return "host " + hostname;
+}
+
+bool hosts_share_cores(std::span<const RankPlace> ranks) {
+  std::map<std::pair<std::string, std::string>, CpuMask> hosts;  // (machine, host) -> its ranks' CPUs
+  for (const auto& rank : ranks) {
+    CpuMask& cpus = hosts[{rank.machine, rank.host}];
+    for (std::size_t w = 0; w < cpus.size(); ++w) cpus[w] |= rank.cpus[w];
+  }
+  for (auto a = hosts.begin(); a != hosts.end(); ++a)
+    for (auto b = std::next(a); b != hosts.end() && b->first.first == a->first.first; ++b)
+      for (std::size_t w = 0; w < a->second.size(); ++w)
+        if ((a->second[w] & b->second[w]) != 0) return true;
+  return false;
 }
 
 }  // namespace mpidist::detail

@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <array>
+#include <span>
 #include <string>
 
 namespace mpidist::detail {
@@ -20,5 +21,15 @@ int count_cpus(const CpuMask& mask) noexcept;
 /// namespaces (and containers) on one machine share although their host names differ; `hostname`
 /// where the boot id cannot be read.
 std::string machine_id(const std::string& hostname);
+
+/// Where one rank runs: its machine (machine_id), its host name, the CPUs it may run on.
+struct RankPlace {
+  std::string machine;
+  std::string host;
+  CpuMask cpus;
+};
+/// Whether ranks of two hosts on one machine may run on the same CPUs: network namespaces or
+/// containers on one box, whose hosts' ranks compete for cores as no two real machines' can.
+bool hosts_share_cores(std::span<const RankPlace> ranks);
 
 }  // namespace mpidist::detail

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/context.hpp"
 #include "core/cpu_share.hpp"
@@ -84,9 +85,12 @@ void discover_topology(Context& ctx) {
       MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, ctx.world->control));
   t.ranks.clear();
   std::map<std::string, MachineLoad> machines;  // by machine id
+  std::vector<RankPlace> places;
+  places.reserve(all.size());
   for (int r = 0; r < t.world_size; ++r) {
     const auto& record = all[static_cast<std::size_t>(r)];
     t.ranks.push_back({r, record.node_rank, record.local_rank, std::string(record.host.data())});
+    places.push_back({std::string(record.machine.data()), std::string(record.host.data()), record.cpus});
     MachineLoad& load = machines[std::string(record.machine.data())];
     ++load.ranks;
     for (std::size_t w = 0; w < load.cpus.size(); ++w) load.cpus[w] |= record.cpus[w];
@@ -97,6 +101,7 @@ void discover_topology(Context& ctx) {
   ctx.cores_shared_somewhere = std::any_of(machines.begin(), machines.end(), [](const auto& machine) {
     return machine.second.ranks > count_cpus(machine.second.cpus);
   });
+  ctx.hosts_share_cores = hosts_share_cores(places);
 }
 
 }  // namespace detail

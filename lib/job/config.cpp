@@ -58,8 +58,8 @@ std::string async_progress() {
   return text + " run at issue on the caller's thread (ThreadLevel::Multiple runs them on the thread)";
 }
 
-// Whether the job's ranks share cores (Context::cores_shared_somewhere), which changes how waits
-// spin and where auto's 2D paths across hosts start.
+// Whether the job's ranks share cores (Context::cores_shared_somewhere), and hosts on one machine
+// its CPUs (Context::hosts_share_cores), which change how waits spin and auto's paths across hosts.
 std::string cores_line() {
   const auto* ctx = detail::context_if_initialized();
   if (ctx == nullptr) return "";
@@ -68,6 +68,7 @@ std::string cores_line() {
   if (!ctx->cores_shared_somewhere) return "cores: enough for every rank (" + here + ")";
   return "cores: shared (" + here +
          (ctx->machine_ranks > ctx->machine_cpus ? "" : "; another machine runs more ranks than it has CPUs") +
+         (ctx->hosts_share_cores ? "; hosts on one machine share its CPUs" : "") +
          "): waits yield the CPU, and across hosts auto starts its 2D paths later (docs/shared-memory.md)";
 }
 

@@ -12,6 +12,7 @@
 #include "shm/collectives.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -204,6 +205,22 @@ AcrossNodes across_nodes(const Call& call) {
   return bytes >= hierarchical_crossover ? AcrossNodes::Leader : AcrossNodes::Mpi;
 }
 
+// Who competes for the job's cores, for auto's choices across hosts (the same on every rank):
+//   - None: no machine runs more ranks than it has CPUs (the GPU node's two hosts on 8 cores each);
+//   - WithinHosts: some machine does, but no two hosts share a machine's CPUs: a host's own ranks take
+//     turns on its cores, as on oversubscribed real machines (the 2-core harness, a core a host);
+//   - AcrossHosts: two hosts on one machine run on the same CPUs (namespaces or containers on one box:
+//     the 2-core harness's default), and one host's ranks wait for cores the other's hold.
+// A leaders' path lets one rank a host talk to the network while its others wait in the segment:
+// where a host's ranks take turns on its cores that saves MPI's context switches across the network,
+// where the hosts take turns with each other the segment's readers wait for them instead.
+enum class CoreSharing { None, WithinHosts, AcrossHosts };
+CoreSharing core_sharing(const char* operation) {
+  const Context& ctx = context(operation);
+  if (!ctx.cores_shared_somewhere) return CoreSharing::None;
+  return ctx.hosts_share_cores ? CoreSharing::AcrossHosts : CoreSharing::WithinHosts;
+}
+
 // The 2D all-gather (shm/two_level_all_gather.cpp) against MPI_Allgather at 2 + 2 on the two-host
 // harness (benchmarks/results/two-hosts-2026-11-27-2d-others/), three runs each, 16 B-64 MiB
 // gathered: each host on a core of its own 0.67-0.99 below 256 KiB, 0.59-0.72 from 256 KiB; both
@@ -215,8 +232,16 @@ AcrossNodes across_nodes(const Call& call) {
 // share cores, and nothing where they do not: auto takes it from 4 KiB where no machine's ranks
 // share cores (the GPU node) and from 64 KiB where some do (both 2-core set-ups won or were even
 // with MPI's call there); below, MPI.
-constexpr std::size_t two_d_all_gather_from_on_free_cores = 4 * 1024;
-constexpr std::size_t two_d_all_gather_from_on_shared_cores = 64 * 1024;
+// Where a host's ranks take turns on its own cores (a core a host) the leaders' path beat it at every
+// size (0.46-0.65 against 0.62-0.77: leader_all_gather below), and auto leaves it out.
+constexpr std::size_t two_d_all_gather_from(CoreSharing sharing) {
+  switch (sharing) {
+    case CoreSharing::None: return 4 * 1024;
+    case CoreSharing::WithinHosts: break;
+    case CoreSharing::AcrossHosts: return 64 * 1024;
+  }
+  return SIZE_MAX;
+}
 // The 2D reduce-scatter (shm/two_level_reduce_scatter.cpp) against MPI_Reduce_scatter_block, the
 // same harness and runs, 16 B-64 MiB scattered: medians a core a host 0.71-0.93 below 16 KiB,
 // 0.70-0.90 at 16-64 KiB, 0.25-0.39 from 256 KiB; shared cores 0.68-0.93 below 16 KiB (one launch
@@ -242,9 +267,7 @@ bool two_d_other(const Call& call) {
     case HostAllReduce::Auto:
       if (group.spans_hosts != 1) return false;
       if (!gather) return true;
-      return block * static_cast<std::size_t>(call.size) >= (context(call.name).cores_shared_somewhere
-                                                                  ? two_d_all_gather_from_on_shared_cores
-                                                                  : two_d_all_gather_from_on_free_cores);
+      return two_d_all_gather_from(core_sharing(call.name)) <= block * static_cast<std::size_t>(call.size);
     case HostAllReduce::Mpi:
     case HostAllReduce::Shm: return false;
   }
@@ -277,9 +300,10 @@ bool leaders_may_help(Group& group) {
 // (MPI's own call 1.01-1.05); at 2 + 2 a core a host 0.46-0.65 at every size (the 2D path 0.62-0.77
 // and auto's MPI 1.01-1.10 below 64 KiB in the same batch), both hosts on both cores 1.04-1.05 below
 // 4 KiB and 1.07-1.12 at 64 KiB-16 MiB (the 2D path there: 0.77-0.92 from 64 KiB). Uneven nodes have
-// no 2D path: auto takes the leaders' at every size there. On even nodes auto keeps the 2D path
-// where it applies (two_d_other) and below it takes the leaders' where no machine's ranks share
-// cores, MPI where some do.
+// no 2D path: auto takes the leaders' at every size there. On even nodes it takes the leaders' at
+// every size where a host's ranks share only its own cores (CoreSharing::WithinHosts); elsewhere it
+// keeps the 2D path where it applies (two_d_other) and below it takes the leaders' where no
+// machine's ranks share cores, MPI where two hosts share a machine's.
 // Then on the GPU node's quiet cores, each host on 8 (benchmarks/results/two-hosts-2026-11-27-h200-
 // leaders/), 16 B-64 MiB gathered: at 3 + 1 the leaders' path 0.73-0.83 below 1 MiB (MPI's own call
 // 1.02-1.09), but from 1 MiB 0.97-1.13 (single runs up to 1.37) against MPI's 1.00-1.01: with no
@@ -298,8 +322,12 @@ bool leader_all_gather(const Call& call) {
   if (gathered > mpi::max_count() || call.count == 0) return false;
   if (const auto forced = forced_through_leaders(call.name)) return *forced;
   if (!leaders_may_help(*call.group)) return false;
-  if (context(call.name).cores_shared_somewhere) return call.group->ranks_per_node == 0;
-  return gathered * size_of(call.dtype) < leader_all_gather_below_on_free_cores;
+  switch (core_sharing(call.name)) {
+    case CoreSharing::None: return gathered * size_of(call.dtype) < leader_all_gather_below_on_free_cores;
+    case CoreSharing::WithinHosts: return true;
+    case CoreSharing::AcrossHosts: return call.group->ranks_per_node == 0;
+  }
+  return false;
 }
 
 // The reduce-scatter through the nodes' leaders (shm/leader_reduce_scatter.cpp), for nodes where the
@@ -314,6 +342,10 @@ bool leader_all_gather(const Call& call) {
 // the blocks out after, one phase after the other, where MPI's recursive halving overlaps its steps:
 // auto takes it below 64 KiB of input.
 constexpr std::size_t leader_reduce_scatter_below = std::size_t{64} << 10;
+// Where a host's ranks take turns on its cores (CoreSharing::WithinHosts) MPI's steps do too, and the
+// leaders' path wins up to 4 MiB (a core a host above; 1.02-1.05 for MPI's call from 64 KiB in
+// benchmarks/results/targets-across-hosts-2026-11-27/).
+constexpr std::size_t leader_reduce_scatter_below_within_hosts = std::size_t{4} << 20;
 
 // Whether a reduce_scatter on a group spanning nodes, not taking its 2D path, goes through the
 // leaders: forced by MPIDIST_HOST_ALLREDUCE=shm, and by 2d where the 2D path does not apply; under
@@ -324,7 +356,9 @@ bool leader_reduce_scatter(const Call& call) {
   if (total > mpi::max_count() || call.count == 0) return false;
   if (const auto forced = forced_through_leaders(call.name)) return *forced;
   if (!leaders_may_help(*call.group) || call.group->ranks_per_node != 0) return false;
-  return total * size_of(call.dtype) < leader_reduce_scatter_below;
+  return total * size_of(call.dtype) < (core_sharing(call.name) == CoreSharing::WithinHosts
+                                            ? leader_reduce_scatter_below_within_hosts
+                                            : leader_reduce_scatter_below);
 }
 
 // The broadcast between the leaders and through the nodes' segments (shm/hierarchical_broadcast.cpp)
@@ -340,15 +374,17 @@ bool leader_reduce_scatter(const Call& call) {
 // root 0 at 2 + 2 below 4 KiB, 1.00-1.06 (its binomial tree crosses once too); root 1 at 3 + 1 below
 // 1 KiB, 1.07-1.33 (MPI's call 1.06-1.18: Open MPI's tree from there reaches the other host in
 // 3-5 us, as fast as the leaders' path). Auto takes it across real hosts where some node holds more
-// than one rank: at every size where no machine's ranks share cores, from 1 KiB where some do. On
-// one host (simulated nodes, not measured) and at one rank a node (the same tree) MPI_Bcast.
+// than one rank: from 1 KiB where two hosts share a machine's cores (CoreSharing::AcrossHosts, the set-up
+// of the band at 3 + 1 from root 1), at every size elsewhere (with a core a host, MPI's call measured
+// 1.02-1.18 below 1 KiB: benchmarks/results/targets-across-hosts-2026-11-27/). On one host (simulated
+// nodes, not measured) and at one rank a node (the same tree) MPI_Bcast.
 constexpr std::size_t hierarchical_broadcast_from_on_shared_cores = 1024;
 
 // Whether a broadcast on a group spanning nodes takes that path: forced by MPIDIST_HOST_ALLREDUCE=shm
 // or 2d, and under auto as above. The same on every member, as across_nodes.
 bool hierarchical_broadcast(const Call& call) {
   if (const auto forced = forced_through_leaders(call.name)) return *forced;
-  return leaders_may_help(*call.group) && (!context(call.name).cores_shared_somewhere ||
+  return leaders_may_help(*call.group) && (core_sharing(call.name) != CoreSharing::AcrossHosts ||
                                            call.count * size_of(call.dtype) >= hierarchical_broadcast_from_on_shared_cores);
 }
 

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/cpu_share.hpp"
 
@@ -58,4 +59,30 @@ TEST(CpuShare, TheMachineIsTheKernelsBootIdNotTheHostName) {
   // Two hosts of one machine (network and UTS namespaces) have different names and one kernel.
   EXPECT_EQ(machine_id("mpidist-host-a"), boot_id);
   EXPECT_EQ(machine_id("mpidist-host-b"), boot_id);
+}
+
+// Hosts of one machine (namespaces, containers) whose ranks' CPU sets overlap compete for cores; a
+// host on CPUs of its own, or hosts on different machines, do not.
+TEST(CpuShare, HostsShareCoresOnlyOnOneMachineWithOverlappingCpus) {
+  using mpidist::detail::hosts_share_cores;
+  using mpidist::detail::RankPlace;
+  const auto cpus = [](std::initializer_list<int> list) {
+    CpuMask mask{};
+    for (const int c : list) mask[static_cast<std::size_t>(c) / (8 * sizeof(unsigned long))] |= 1UL << (c % (8 * sizeof(unsigned long)));
+    return mask;
+  };
+  // The 2-core harness unpinned: both hosts' ranks on CPUs 0 and 1.
+  const std::vector<RankPlace> both{{"m", "a", cpus({0, 1})}, {"m", "a", cpus({0, 1})}, {"m", "b", cpus({0, 1})}};
+  EXPECT_TRUE(hosts_share_cores(both));
+  // A core a host: host a on CPU 0, host b on CPU 1 (its ranks share it, the hosts do not).
+  const std::vector<RankPlace> own{{"m", "a", cpus({0})}, {"m", "a", cpus({0})}, {"m", "b", cpus({1})}, {"m", "b", cpus({1})}};
+  EXPECT_FALSE(hosts_share_cores(own));
+  // Two real machines with the same CPU numbers, and one host alone.
+  EXPECT_FALSE(hosts_share_cores(std::vector<RankPlace>{{"m1", "a", cpus({0, 1})}, {"m2", "b", cpus({0, 1})}}));
+  EXPECT_FALSE(hosts_share_cores(std::vector<RankPlace>{{"m", "a", cpus({0})}, {"m", "a", cpus({0})}}));
+  EXPECT_FALSE(hosts_share_cores(std::vector<RankPlace>{}));
+  // One rank of host b strays onto host a's CPU (a mask past the first word, too).
+  EXPECT_TRUE(hosts_share_cores(std::vector<RankPlace>{{"m", "a", cpus({0, 70})}, {"m", "b", cpus({1})}, {"m", "b", cpus({70})}}));
+  // Three hosts on a machine: the overlap is between the first and the last.
+  EXPECT_TRUE(hosts_share_cores(std::vector<RankPlace>{{"m", "a", cpus({0})}, {"m", "b", cpus({1})}, {"m", "c", cpus({0})}}));
 }

@@ -43,6 +43,19 @@ info_rc=$?
 info_took=$((SECONDS - start))
 echo "# mpidist-info: a job across the hosts, start to end, in $info_took s"
 tap_placement $info_rc "$slots_a,$slots_b" "[$layout] mpidist-info: two hosts, two nodes, local ranks per host"
+# Who shares cores, as auto's choices across hosts see it: with MPIDIST_HOST_CPUS each host on CPUs
+# of its own (its ranks may share them; the hosts do not), else both hosts on the same ones.
+run_job 60 "$info"
+cores=$(grep '^cores:' "$tmp/out")
+if [[ $cores != *shared* ]]; then
+  tap "ok - [$layout] mpidist-info: $cores # SKIP no core is shared here"
+elif [ -n "${MPIDIST_HOST_CPUS:-}" ] && [[ $cores != *"hosts on one machine share its CPUs"* ]]; then
+  tap "ok - [$layout] mpidist-info: each host on CPUs of its own ($MPIDIST_HOST_CPUS): $cores"
+elif [ -z "${MPIDIST_HOST_CPUS:-}" ] && [[ $cores == *"hosts on one machine share its CPUs"* ]]; then
+  tap "ok - [$layout] mpidist-info: both hosts on the same CPUs: $cores"
+else
+  tap "not ok - [$layout] mpidist-info: MPIDIST_HOST_CPUS='${MPIDIST_HOST_CPUS:-}' but $cores"
+fi
 
 variables=()
 for exe in "$@"; do

@@ -580,12 +580,14 @@ TEST_F(Shm, TwoLevelBlockPlaces) {
 }
 
 // Auto's all_gather and reduce_scatter across real hosts (tests/hosts, MPIDIST_HOST_ALLREDUCE unset):
-// the 2D all-gather from 4 KiB gathered (64 KiB where ranks share cores) and the 2D reduce-scatter
-// at every size on even nodes of more than one rank; below the 2D all-gather, the leaders' all-gather
-// where no ranks share cores (MPI where they do), and on uneven nodes (3 + 1, the group without rank
-// 1) at every size where ranks share cores, below 1 MiB gathered where none do, and there the
-// leaders' reduce-scatter below 64 KiB in; MPI elsewhere. Every member must choose alike, or the call
-// hangs. The groups of AutoAcrossRealHosts, blocks either side of both crossovers and of earlier ones.
+// the 2D all-gather from 4 KiB gathered (64 KiB where two hosts share cores; never where a host's
+// ranks share only its own, MPIDIST_HOST_CPUS) and the 2D reduce-scatter at every size on even nodes
+// of more than one rank; below the 2D all-gather, the leaders' all-gather where no ranks share cores
+// or only a host's own do (MPI where hosts share them), and on uneven nodes (3 + 1, the group without
+// rank 1) at every size where ranks share cores, below 1 MiB gathered where none do, and there the
+// leaders' reduce-scatter below 64 KiB in (4 MiB where a host's ranks share only its cores); MPI
+// elsewhere. Every member must choose alike, or the call hangs. The groups of AutoAcrossRealHosts,
+// blocks either side of every crossover and of earlier ones.
 TEST_F(Shm, AutoGatherAndScatterAcrossRealHosts) {
   if (std::getenv("MPIDIST_TEST_NODE_SIZES") == nullptr) GTEST_SKIP() << "only across the hosts of tests/hosts";
   const Communicator world = mpidist::world();
@@ -594,7 +596,7 @@ TEST_F(Shm, AutoGatherAndScatterAcrossRealHosts) {
   for (const Communicator* comm : {&world, &without_one, &half}) {
     const auto per_rank = [&](std::size_t bytes) { return bytes / sizeof(float) / static_cast<std::size_t>(comm->size()); };
     for (const std::size_t edge : {per_rank(4 << 10), per_rank(16 << 10), per_rank(64 << 10), per_rank(256 << 10),
-                                    per_rank(1 << 20)})
+                                    per_rank(1 << 20), per_rank(4 << 20)})
       for (const std::size_t count : {edge - 1, edge, edge + 1}) {
         check_all_gather<float>(*comm, count);
         check_reduce_scatter<float>(*comm, count, ReduceOp::Sum);
