@@ -112,6 +112,14 @@ constexpr std::size_t mpi_band_to = std::size_t{2} << 20;
 // own, and no broadcast inside the node follows: auto takes the 2D path from 1 KiB where no
 // machine's ranks share cores.
 constexpr std::size_t two_d_from_on_free_cores = 1024;
+// Where a host's ranks share only its own cores (CoreSharing::WithinHosts: the 2-core machine, a core a
+// host; benchmarks/results/targets-across-hosts-2026-11-27/, band-2+2/), five runs interleaved at
+// 2 + 2, medians (range): the leader path 0.58 at 256 KiB, 0.68 (0.62-0.83) at 512 KiB, 0.97
+// (0.72-1.08) at 1 MiB, 0.98 at 2 MiB, 0.82 at 4 MiB; the 2D path 0.66, 1.07 (1.00-1.13), 1.30
+// (1.01-1.40), 0.97, 0.78; MPI's call 0.99-1.01. With a host's two ranks on one core, the 2D path's
+// chunks in flight each wait for their owner to be scheduled, where the leader path has one rank a
+// host on the network: auto takes the leader path there below 4 MiB, the 2D path from it.
+constexpr std::size_t two_d_from_within_hosts = std::size_t{4} << 20;
 
 // Messages up to this size go one-shot (measured: beyond it the split arithmetic wins).
 constexpr std::size_t one_shot_limit = 16 * 1024;
@@ -171,6 +179,22 @@ void work_out_nodes(Group& group) {
   group.ranks_per_node = even ? per_node.front() : 0;
 }
 
+// Who competes for the job's cores, for auto's choices across hosts (the same on every rank):
+//   - None: no machine runs more ranks than it has CPUs (the GPU node's two hosts on 8 cores each);
+//   - WithinHosts: some machine does, but no two hosts share a machine's CPUs: a host's own ranks take
+//     turns on its cores, as on oversubscribed real machines (the 2-core harness, a core a host);
+//   - AcrossHosts: two hosts on one machine run on the same CPUs (namespaces or containers on one box:
+//     the 2-core harness's default), and one host's ranks wait for cores the other's hold.
+// A leaders' path lets one rank a host talk to the network while its others wait in the segment:
+// where a host's ranks take turns on its cores that saves MPI's context switches across the network,
+// where the hosts take turns with each other the segment's readers wait for them instead.
+enum class CoreSharing { None, WithinHosts, AcrossHosts };
+CoreSharing core_sharing(const char* operation) {
+  const Context& ctx = context(operation);
+  if (!ctx.cores_shared_somewhere) return CoreSharing::None;
+  return ctx.hosts_share_cores ? CoreSharing::AcrossHosts : CoreSharing::WithinHosts;
+}
+
 // How an all-reduce on a group spanning nodes travels. The same on every member: it depends only
 // on the settings, the size and the placement table (one rank in MPI_Allreduce and another in a
 // hierarchical path would hang).
@@ -190,10 +214,13 @@ AcrossNodes across_nodes(const Call& call) {
   }
   const std::size_t bytes = call.count * size_of(call.dtype);
   // Across real hosts with more than one rank on some node (the measurements above): uneven nodes
-  // take the leader path at every size. Even ones take it below 16 KiB (1 KiB where no cores are
-  // shared), MPI's all-reduce from 1 to 2 MiB where ranks share cores, and the 2D path (every local
-  // rank carries a slice) elsewhere.
+  // take the leader path at every size. Even ones take it below 4 MiB where a host's ranks share only
+  // its own cores; elsewhere below 16 KiB (1 KiB where no cores are shared), MPI's all-reduce from 1
+  // to 2 MiB where two hosts share a machine's cores, and the 2D path (every local rank carries a
+  // slice) elsewhere.
   if (group.spans_hosts == 1 && ranks_per_node != 1) {
+    if (core_sharing(call.name) == CoreSharing::WithinHosts)
+      return two_d && bytes >= two_d_from_within_hosts ? AcrossNodes::TwoD : AcrossNodes::Leader;
     const bool cores_shared = context(call.name).cores_shared_somewhere;
     const std::size_t two_d_from = cores_shared ? hierarchical_crossover : two_d_from_on_free_cores;
     if (!two_d || bytes < two_d_from) return AcrossNodes::Leader;
@@ -203,22 +230,6 @@ AcrossNodes across_nodes(const Call& call) {
   }
   // One host (simulated nodes), or one rank a node (1 + 1): the crossover measured on one host.
   return bytes >= hierarchical_crossover ? AcrossNodes::Leader : AcrossNodes::Mpi;
-}
-
-// Who competes for the job's cores, for auto's choices across hosts (the same on every rank):
-//   - None: no machine runs more ranks than it has CPUs (the GPU node's two hosts on 8 cores each);
-//   - WithinHosts: some machine does, but no two hosts share a machine's CPUs: a host's own ranks take
-//     turns on its cores, as on oversubscribed real machines (the 2-core harness, a core a host);
-//   - AcrossHosts: two hosts on one machine run on the same CPUs (namespaces or containers on one box:
-//     the 2-core harness's default), and one host's ranks wait for cores the other's hold.
-// A leaders' path lets one rank a host talk to the network while its others wait in the segment:
-// where a host's ranks take turns on its cores that saves MPI's context switches across the network,
-// where the hosts take turns with each other the segment's readers wait for them instead.
-enum class CoreSharing { None, WithinHosts, AcrossHosts };
-CoreSharing core_sharing(const char* operation) {
-  const Context& ctx = context(operation);
-  if (!ctx.cores_shared_somewhere) return CoreSharing::None;
-  return ctx.hosts_share_cores ? CoreSharing::AcrossHosts : CoreSharing::WithinHosts;
 }
 
 // The 2D all-gather (shm/two_level_all_gather.cpp) against MPI_Allgather at 2 + 2 on the two-host
