@@ -412,6 +412,12 @@ bool hierarchical_broadcast(const Call& call) {
 // 32 KiB. Small messages are latency: one message each way between the leaders against MPI's one per
 // pair of ranks across. Auto takes it across real hosts, below 32 KiB a rank.
 constexpr std::size_t leader_all_to_all_below = std::size_t{32} << 10;
+// Where a host's ranks share only its own cores (a core a host on the 2-core machine, five runs, 2+2
+// and 3+1, benchmarks/results/targets-across-hosts-2026-11-27/all-to-all/): forced at 64 KiB a rank
+// 0.67 (0.65-0.72) at 3 + 1 against MPI's call's 1.04, and at 2 + 2 0.96 (0.87-1.24), then 1.09-1.32
+// under auto (targets-a2a/, three runs); at 128-256 KiB 1.00 (to 1.61) and 1.10 at 3 + 1. Auto takes
+// it there on uneven nodes below 128 KiB a rank.
+constexpr std::size_t leader_all_to_all_below_within_hosts = std::size_t{128} << 10;
 
 // Whether exchange `e` goes through the leaders (through_leaders.hpp).
 bool leader_all_to_all(const mpi::Exchange& e, const char* operation) {
@@ -422,8 +428,12 @@ bool leader_all_to_all(const mpi::Exchange& e, const char* operation) {
   // The cheap answers first: leader_all_to_all_fits walks the group's nodes.
   const auto forced = forced_through_leaders(operation);
   if (forced == false) return false;
-  if (!forced && !(leaders_may_help(group) && block * static_cast<std::size_t>(e.size) < leader_all_to_all_below))
-    return false;
+  if (!forced) {
+    if (!leaders_may_help(group)) return false;  // it works out group.ranks_per_node
+    const bool within_hosts_uneven = core_sharing(operation) == CoreSharing::WithinHosts && group.ranks_per_node == 0;
+    const std::size_t below = within_hosts_uneven ? leader_all_to_all_below_within_hosts : leader_all_to_all_below;
+    if (block * static_cast<std::size_t>(e.size) >= below) return false;
+  }
   return leader_all_to_all_fits(group, block, operation);
 }
 

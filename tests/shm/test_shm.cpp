@@ -332,11 +332,13 @@ TEST_F(Shm, AutoAcrossRealHosts) {
   const Communicator half = world.split(world.rank() % 2);
   for (const Communicator* comm : {&world, &without_one, &half}) {
     // Floats around 1 KiB and 16 KiB, the leaders' 64 KiB exchange, both edges of the MPI band (1
-    // and 2 MiB), inside it, and past it.
+    // and 2 MiB), inside it, past it, and 4 MiB (the 2D path's start where a host's ranks share only
+    // its own cores).
     for (const std::size_t count : {std::size_t{1}, std::size_t{255}, std::size_t{256}, std::size_t{257},
                                     std::size_t{4095}, std::size_t{4096}, std::size_t{4097},
                                     std::size_t{16383}, std::size_t{16384}, std::size_t{262143}, std::size_t{262144},
                                     std::size_t{(3 << 20) / 8 + 3}, std::size_t{524287}, std::size_t{524288},
+                                    std::size_t{1048575}, std::size_t{1048576}, std::size_t{1048577},
                                     std::size_t{(9 << 20) / 8 + 3}}) {
       check_all_reduce<float>(*comm, count, ReduceOp::Sum, true);
       check_all_reduce<std::int64_t>(*comm, count / 2 + 1, ReduceOp::Avg, false);
