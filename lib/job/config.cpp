@@ -68,8 +68,9 @@ std::string cores_line() {
   if (!ctx->cores_shared_somewhere) return "cores: enough for every rank (" + here + ")";
   return "cores: shared (" + here +
          (ctx->machine_ranks > ctx->machine_cpus ? "" : "; another machine runs more ranks than it has CPUs") +
-         (ctx->hosts_share_cores ? "; hosts on one machine share its CPUs" : "") +
-         "): waits yield the CPU, and across hosts auto starts its 2D paths later (docs/shared-memory.md)";
+         (ctx->hosts_share_cores ? "; hosts on one machine share its CPUs" : "") + "): waits yield the CPU, and across hosts " +
+         (ctx->hosts_share_cores ? "auto starts its 2D paths later" : "auto takes the hosts' leaders more often") +
+         " (docs/shared-memory.md)";
 }
 
 // Reports cross the wire as fields separated by a unit separator, which no field contains.

@@ -219,9 +219,10 @@ AcrossNodes across_nodes(const Call& call) {
   // to 2 MiB where two hosts share a machine's cores, and the 2D path (every local rank carries a
   // slice) elsewhere.
   if (group.spans_hosts == 1 && ranks_per_node != 1) {
-    if (core_sharing(call.name) == CoreSharing::WithinHosts)
+    const CoreSharing sharing = core_sharing(call.name);
+    if (sharing == CoreSharing::WithinHosts)
       return two_d && bytes >= two_d_from_within_hosts ? AcrossNodes::TwoD : AcrossNodes::Leader;
-    const bool cores_shared = context(call.name).cores_shared_somewhere;
+    const bool cores_shared = sharing == CoreSharing::AcrossHosts;
     const std::size_t two_d_from = cores_shared ? hierarchical_crossover : two_d_from_on_free_cores;
     if (!two_d || bytes < two_d_from) return AcrossNodes::Leader;
     const bool in_band = bytes >= mpi_band_from && bytes < mpi_band_to;
