@@ -54,7 +54,10 @@ void for_each_silent_peer(const Context& ctx, F&& f) noexcept {
   }
 }
 
-void pause_briefly() noexcept {
+// Other hosts' watchdogs, reporting the same call at the same moment, ask this host meanwhile:
+// this thread is its rank's watchdog, which answers them (remote_progress.hpp).
+void pause_briefly(const Context& ctx) noexcept {
+  if (ctx.remote) ctx.remote->serve(steady_now_ns());
   timespec step{0, 10'000'000};
   ::nanosleep(&step, nullptr);
 }
@@ -66,7 +69,7 @@ void await_host_reports(const Context& ctx) noexcept {
   for (bool due = true; due && steady_now_ns() < horizon;) {
     due = false;
     for_each_silent_peer(ctx, [&](const RankRecord& peer) { due = due || report_due(peer, horizon); });
-    if (due) pause_briefly();
+    if (due) pause_briefly(ctx);
   }
   // Then the rest: SIGTERM, which each answers with what it is in and a dump before it dies.
   for_each_silent_peer(ctx, [](const RankRecord& peer) { ::kill(static_cast<pid_t>(peer.header.pid.load()), SIGTERM); });
@@ -74,13 +77,16 @@ void await_host_reports(const Context& ctx) noexcept {
   for (bool silent = true; silent && steady_now_ns() < answered;) {
     silent = false;
     for_each_silent_peer(ctx, [&](const RankRecord&) { silent = true; });
-    if (silent) pause_briefly();
+    if (silent) pause_briefly(ctx);
   }
 }
 
 }  // namespace
 
-void end_job_after_report(Context& ctx, MPI_Comm comm, bool mpi_thread) noexcept {
+void end_job_after_report(Context& ctx, MPI_Comm comm, bool mpi_thread, const ReportsElsewhere& elsewhere) noexcept {
+  // The host peers wait for this rank's report (await_host_reports) while it answers the others'.
+  if (ctx.remote)
+    ctx.remote->answer_until(elsewhere.asked_before, elsewhere.ranks, steady_now_ns() + watchdog_lag_ns);
   // Ours is out: a peer ending the job at the same moment must not wait for this rank.
   if (ctx.recorder) ctx.recorder->record().header.reported.store(report_out, std::memory_order_release);
   await_host_reports(ctx);

@@ -125,12 +125,45 @@ void RemoteProgress::serve_locked(std::int64_t now) {
     const std::byte* body = query.data() + sizeof header;
     const std::size_t size = query.size() - sizeof header;
     auto& reply = replies_.emplace_back();
-    if (header.kind == QueryKind::Views)
+    if (header.kind == QueryKind::Views) {
       reply.bytes = answer_views(body, size, header.key, header.seq, now);
+      ++questions_[status.MPI_SOURCE];
+    }
     else if (header.kind == QueryKind::Hashes)
       reply.bytes = answer_hashes(body, size);
     MPI_Isend(reply.bytes.data(), static_cast<int>(reply.bytes.size()), MPI_BYTE, status.MPI_SOURCE,
               answer_tag(header.serial), comm_, &reply.request);
+  }
+}
+
+RemoteProgress::Questions RemoteProgress::questions() {
+  std::lock_guard lock(mutex_);
+  return questions_;
+}
+
+void RemoteProgress::answer_until(const Questions& before, const std::vector<int>& askers,
+                                  std::int64_t deadline_ns) noexcept {
+  const auto host = ranks_by_host_.find(my_host_);
+  if (comm_ == MPI_COMM_NULL || askers.empty() || host == ranks_by_host_.end() || host->second.front() != topology_.rank)
+    return;
+  const auto count = [](const Questions& q, int rank) {
+    const auto it = q.find(rank);
+    return it == q.end() ? 0u : it->second;
+  };
+  for (;;) {
+    {
+      std::lock_guard lock(mutex_);
+      try {
+        serve_locked(steady_now_ns());
+      } catch (...) {
+        return;  // an allocation failed: the askers say that this host did not answer
+      }
+      if (std::all_of(askers.begin(), askers.end(),
+                      [&](int r) { return count(questions_, r) > count(before, r); }))
+        return;
+    }
+    if (steady_now_ns() >= deadline_ns) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
 }
 

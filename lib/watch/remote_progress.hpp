@@ -47,6 +47,14 @@ class RemoteProgress {
   /// thread already inside ask() answers them itself.
   void serve(std::int64_t now) noexcept;
 
+  /// How many queries about a call (ask()'s) this rank has answered, by asking world rank.
+  using Questions = std::map<int, std::uint32_t>;
+  Questions questions();
+
+  /// Answers queries until each of `askers` has asked once more than in `before`, or until
+  /// `deadline_ns` (steady clock); at once where this rank answers none (not its host's first).
+  void answer_until(const Questions& before, const std::vector<int>& askers, std::int64_t deadline_ns) noexcept;
+
   /// Asks the hosts of `world_ranks` (none of them on this host) what those ranks do about call
   /// `seq` of communicator `key`, waiting at most `patience_seconds` for the answers. Ranks whose
   /// host did not answer (it ended, or is unreachable) are missing from the result.
@@ -92,6 +100,7 @@ class RemoteProgress {
   std::mutex mutex_;             // one query at a time per process; serving too
   std::uint32_t queries_ = 0;    // this process's query serial (reply tags tell stale replies apart)
   std::list<Reply> replies_;     // answers being sent
+  Questions questions_;          // ask()'s queries answered, by asker
 };
 
 }  // namespace mpidist::detail

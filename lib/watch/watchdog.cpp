@@ -69,7 +69,8 @@ std::string describe_entry(const Context& ctx, const EntrySnapshot& call) {
   return text;
 }
 
-std::string describe_absent_ranks(const Context& ctx, const EntrySnapshot& call, std::int64_t now, int* missing) {
+std::string describe_absent_ranks(const Context& ctx, const EntrySnapshot& call, std::int64_t now, int* missing,
+                                  std::vector<int>* reporting_elsewhere) {
   const CommDescriptor* comm = ctx.recorder->find(call.comm_key);
   if (comm == nullptr || call.seq == 0) return "  (the members of this communicator are not known here)\n";
   // Host peers from the board; ranks on other hosts from their hosts' watchdogs, where they can be asked.
@@ -108,6 +109,11 @@ std::string describe_absent_ranks(const Context& ctx, const EntrySnapshot& call,
     const PeerView& view = *views[i];
     if (view.has(PeerView::has_progress) && view.started >= call.seq) {
       waiting.push_back(rank);
+      const auto& now_in = view.current;
+      if (reporting_elsewhere && ctx.board->peer(world_rank) == nullptr && now_in.valid &&
+          now_in.state == CallState::Started && now_in.comm_key == call.comm_key && now_in.seq == call.seq &&
+          now_in.timeout_seconds > 0)
+        reporting_elsewhere->push_back(world_rank);
       // In the same call, but called differently: the mismatch is the story, not the wait. A rank
       // past it (its shared-memory side completed) shows it in its ring.
       const auto& theirs = view.at_seq;
@@ -230,17 +236,21 @@ void Watchdog::tick(std::int64_t now) {
 void Watchdog::expire(const EntrySnapshot& call, std::int64_t now) {
   auto& h = ctx_.recorder->record().header;
   h.reported.store(1, std::memory_order_release);
+  // Queries answered from here on count as the reporting ranks of other hosts asking (job_end.hpp).
+  const auto asked_before = ctx_.remote ? ctx_.remote->questions() : RemoteProgress::Questions{};
+  std::vector<int> reporting_elsewhere;
   char limit[32];
   std::snprintf(limit, sizeof limit, "%g s", static_cast<double>(call.timeout_seconds));
   std::string report = "watchdog: " + describe_entry(ctx_, call) + " has waited " + seconds(now - call.start_ns) +
                        ", past its timeout of " + limit + " (MPIDIST_TIMEOUT or set_timeout)\n";
-  report += describe_absent_ranks(ctx_, call, now);
+  report += describe_absent_ranks(ctx_, call, now, nullptr, &reporting_elsewhere);
   const bool dumped = ctx_.recorder->dump("watchdog", report.c_str());
   report += dumped ? "  flight recorder: " + ctx_.recorder->dump_path() + " (mpidist-trace <dir> reads every rank's)\n"
                    : "  set MPIDIST_TRACE_DIR to keep each rank's flight recorder for mpidist-trace\n";
   std::fprintf(stderr, "mpidist: %s%s  ending the job (MPI_Abort)\n", rank_prefix().c_str(), report.c_str());
   std::fflush(stderr);
-  end_job_after_report(ctx_, ctx_.world->comm != MPI_COMM_NULL ? ctx_.world->comm : MPI_COMM_WORLD, false);
+  end_job_after_report(ctx_, ctx_.world->comm != MPI_COMM_NULL ? ctx_.world->comm : MPI_COMM_WORLD, false,
+                       {asked_before, reporting_elsewhere});
 }
 
 void Watchdog::warn_stall(const EntrySnapshot& call, std::int64_t now) {

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "watch/progress_record.hpp"
 
@@ -54,8 +55,11 @@ class Watchdog {
 
 /// Who of `call`'s communicator has not reached it, and what each is doing instead, as far as
 /// this rank can see (its host peers' records; ranks on other hosts are named as not visible).
-/// `missing` receives the count of ranks known to be missing.
-std::string describe_absent_ranks(const Context& ctx, const EntrySnapshot& call, std::int64_t now, int* missing = nullptr);
+/// `missing` receives the count of ranks known to be missing; `reporting_elsewhere` the world ranks
+/// of other hosts that wait in the call with a timeout of their own: their watchdogs report it too,
+/// and ask this host.
+std::string describe_absent_ranks(const Context& ctx, const EntrySnapshot& call, std::int64_t now, int* missing = nullptr,
+                                  std::vector<int>* reporting_elsewhere = nullptr);
 
 /// "all_reduce #7 on world (1024 float32 sum)".
 std::string describe_entry(const Context& ctx, const EntrySnapshot& call);
