@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <numeric>
 #include <set>
 #include <sstream>
 #include <string>
@@ -21,20 +20,30 @@ int simulated_node_size() {
   return k ? std::atoi(k) : 0;
 }
 
-// Ranks per node, in rank order, that this run must find: MPIDIST_TEST_NODE_SIZES ("3,1") where a
-// test script placed the ranks on real hosts (tests/hosts), nodes of MPIDIST_RANKS_PER_NODE when
-// simulated, else one host.
-std::vector<int> expected_node_sizes(int size) {
+std::vector<int> numbers(const char* listed) {
+  std::vector<int> values;
+  std::istringstream in(listed);
+  for (std::string n; std::getline(in, n, ',');) values.push_back(std::stoi(n));
+  return values;
+}
+
+// The node each rank must find itself on, in rank order. Where a test script placed the ranks on
+// real hosts (tests/hosts): MPIDIST_TEST_RANK_NODES ("0,1,0,1", mpiexec --map-by node) or
+// MPIDIST_TEST_NODE_SIZES ("3,1": ranks per node, by slot). Simulated: nodes of
+// MPIDIST_RANKS_PER_NODE. Else one host.
+std::vector<int> expected_rank_nodes(int size) {
+  if (const char* listed = std::getenv("MPIDIST_TEST_RANK_NODES")) return numbers(listed);
   std::vector<int> sizes;
   if (const char* listed = std::getenv("MPIDIST_TEST_NODE_SIZES")) {
-    std::istringstream in(listed);
-    for (std::string n; std::getline(in, n, ',');) sizes.push_back(std::stoi(n));
+    sizes = numbers(listed);
   } else if (const int k = simulated_node_size(); k > 0) {
     for (int first = 0; first < size; first += k) sizes.push_back(std::min(k, size - first));
   } else {
     sizes.push_back(size);
   }
-  return sizes;
+  std::vector<int> nodes;
+  for (std::size_t node = 0; node < sizes.size(); ++node) nodes.insert(nodes.end(), sizes[node], static_cast<int>(node));
+  return nodes;
 }
 
 TEST_F(TopologyTest, WorldMatchesMpi) {
@@ -61,14 +70,14 @@ TEST_F(TopologyTest, LibraryOwnsADuplicateCommunicator) {
 
 TEST_F(TopologyTest, NodesMatchExpectedLayout) {
   const int size = mpidist::world_size(), rank = mpidist::rank();
-  const auto sizes = expected_node_sizes(size);
-  ASSERT_EQ(std::accumulate(sizes.begin(), sizes.end(), 0), size) << "expected node sizes do not add up";
-  int node = 0, first = 0;  // the expected node of this rank, and the first rank on it
-  while (rank >= first + sizes[static_cast<std::size_t>(node)]) first += sizes[static_cast<std::size_t>(node++)];
+  const auto nodes = expected_rank_nodes(size);
+  ASSERT_EQ(static_cast<int>(nodes.size()), size) << "the expected layout does not place every rank";
+  const int node = nodes[static_cast<std::size_t>(rank)];
   EXPECT_EQ(mpidist::node_rank(), node);
-  EXPECT_EQ(mpidist::num_nodes(), static_cast<int>(sizes.size()));
-  EXPECT_EQ(mpidist::local_rank(), rank - first);
-  EXPECT_EQ(mpidist::local_size(), sizes[static_cast<std::size_t>(node)]);  // the last node may be short
+  EXPECT_EQ(mpidist::num_nodes(), *std::max_element(nodes.begin(), nodes.end()) + 1);
+  // Local ranks count a node's ranks in rank order, wherever the launcher put the others.
+  EXPECT_EQ(mpidist::local_rank(), std::count(nodes.begin(), nodes.begin() + rank, node));
+  EXPECT_EQ(mpidist::local_size(), std::count(nodes.begin(), nodes.end(), node));  // the last node may be short
   EXPECT_EQ(mpidist::topology().simulated_ranks_per_node, simulated_node_size());
 }
 

@@ -6,6 +6,7 @@
 # The cluster itself is cluster.sh's (shared with bench_two_hosts.sh).
 #   two_hosts.sh A+B MPIDIST_INFO [NAME=VALUE...] TEST_EXE...   A and B ranks on the two hosts; TAP on
 #   stdout. NAME=VALUE before a test program sets that variable for its ranks only.
+#   MPIDIST_HOSTS_BY_NODE=1: mpiexec --map-by node (equal hosts; see below). MPIDIST_HOST_CPUS: cluster.sh.
 # Skipped (TAP "1..0 # SKIP", with the reason) only where the kernel refuses the namespaces.
 set -uo pipefail
 layout=$1 info=$2
@@ -30,9 +31,22 @@ if ! linked_with_open_mpi "$info"; then
 fi
 
 cluster_up
-# MPIDIST_TEST_NODE_SIZES tells the topology suite which nodes to expect.
-export MPIDIST_TEST_NODE_SIZES=$slots_a,$slots_b
-mpiexec_args+=(-x MPIDIST_TEST_NODE_SIZES)
+# The topology suite and mpidist-info's check learn which node each rank must find itself on. By
+# slot (mpiexec's default) host A holds the first ranks. MPIDIST_HOSTS_BY_NODE=1 deals them to the
+# hosts in turn instead (--map-by node: 0 on A, 1 on B, 2 on A, ...), so that every node's ranks
+# interleave in the world; hosts of equal ranks only, where that order is the only one.
+if [ "${MPIDIST_HOSTS_BY_NODE:-0}" = 1 ]; then
+  ((slots_a == slots_b)) || bail "MPIDIST_HOSTS_BY_NODE=1 needs as many ranks on each host (not $layout)"
+  [ -z "${FAULT_PROBE:-}" ] || bail "MPIDIST_HOSTS_BY_NODE=1: the watchdog's cases (FAULT_PROBE) expect ranks by slot"
+  rank_nodes=$(seq -s, 0 $((ranks - 1)) | awk -F, '{for (i = 1; i <= NF; i++) printf "%s%d", (i > 1 ? "," : ""), $i % 2}')
+  export MPIDIST_TEST_RANK_NODES=$rank_nodes
+  mpiexec_args+=(--map-by node -x MPIDIST_TEST_RANK_NODES)
+  placement="nodes=$rank_nodes" placement_text="ranks dealt to the hosts in turn"
+else
+  export MPIDIST_TEST_NODE_SIZES=$slots_a,$slots_b
+  mpiexec_args+=(-x MPIDIST_TEST_NODE_SIZES)
+  placement="$slots_a,$slots_b" placement_text="local ranks per host"
+fi
 run_job() {  # run_job SECONDS [MPIEXEC OPTIONS] PROGRAM ARGS...: stdout in $tmp/out, stderr in $tmp/err, exit status returned
   bounded "$1" "${on_host_a[@]}" "${mpiexec_args[@]}" "${@:2}" >"$tmp/out" 2>"$tmp/err"
 }
@@ -42,7 +56,7 @@ run_job 120 "$info" --json
 info_rc=$?
 info_took=$((SECONDS - start))
 echo "# mpidist-info: a job across the hosts, start to end, in $info_took s"
-tap_placement $info_rc "$slots_a,$slots_b" "[$layout] mpidist-info: two hosts, two nodes, local ranks per host"
+tap_placement $info_rc "$placement" "[$layout] mpidist-info: two hosts, two nodes, $placement_text"
 # Who shares cores, as auto's choices across hosts see it: with MPIDIST_HOST_CPUS each host on CPUs
 # of its own (its ranks may share them; the hosts do not), else both hosts on the same ones.
 run_job 60 "$info"

@@ -292,13 +292,21 @@ TEST_F(Shm, SplitGroupsUseTheirSegmentsAtOnce) {
   }
 }
 
-// On separate hosts (tests/hosts/two_hosts.sh sets MPIDIST_TEST_NODE_SIZES, "2,2" or "3,1") with
+// The layout tests/hosts/two_hosts.sh gives the ranks on its separate hosts: ranks per host by slot
+// (MPIDIST_TEST_NODE_SIZES, "2,2" or "3,1"), or each rank's host where they are dealt to the hosts in
+// turn (MPIDIST_TEST_RANK_NODES, "0,1,0,1"); nullptr elsewhere.
+const char* real_hosts_layout() {
+  const char* sizes = std::getenv("MPIDIST_TEST_NODE_SIZES");
+  return sizes != nullptr ? sizes : std::getenv("MPIDIST_TEST_RANK_NODES");
+}
+
+// On separate hosts (tests/hosts/two_hosts.sh, real_hosts_layout) with
 // MPIDIST_HOST_ALLREDUCE=shm or 2d and no simulated nodes, every host all-reduce takes the hierarchical
 // transport: shared memory inside each host, MPI between the hosts' leaders (shm, and 2d at 3 + 1)
 // or between the ranks of each local index (2d at 2 + 2). Here the nodes are
 // real (host names), and sizes below the 32 MiB that `auto` would wait for reach it too.
 TEST_F(Shm, HierarchicalAcrossRealHosts) {
-  const char* sizes = std::getenv("MPIDIST_TEST_NODE_SIZES");
+  const char* sizes = real_hosts_layout();
   if (sizes == nullptr) GTEST_SKIP() << "only across the hosts of tests/hosts (MPIDIST_TEST_NODE_SIZES)";
   const char* forced = std::getenv("MPIDIST_HOST_ALLREDUCE");
   ASSERT_TRUE(forced != nullptr && (std::string(forced) == "shm" || std::string(forced) == "2d"))
@@ -322,7 +330,7 @@ TEST_F(Shm, HierarchicalAcrossRealHosts) {
 // without rank 1 (1 + 2, 2 + 1: uneven), even and odd ranks (1 + 1 across the hosts, or two ranks on
 // one host), at sizes around the 16 KiB crossover and just past the leaders' 4 MiB pieces.
 TEST_F(Shm, AutoAcrossRealHosts) {
-  const char* sizes = std::getenv("MPIDIST_TEST_NODE_SIZES");
+  const char* sizes = real_hosts_layout();
   if (sizes == nullptr) GTEST_SKIP() << "only across the hosts of tests/hosts (MPIDIST_TEST_NODE_SIZES)";
   const char* forced = std::getenv("MPIDIST_HOST_ALLREDUCE");
   ASSERT_TRUE(forced == nullptr || std::string(forced) == "auto") << "run with MPIDIST_HOST_ALLREDUCE unset or auto";
@@ -591,7 +599,7 @@ TEST_F(Shm, TwoLevelBlockPlaces) {
 // elsewhere. Every member must choose alike, or the call hangs. The groups of AutoAcrossRealHosts,
 // blocks either side of every crossover and of earlier ones.
 TEST_F(Shm, AutoGatherAndScatterAcrossRealHosts) {
-  if (std::getenv("MPIDIST_TEST_NODE_SIZES") == nullptr) GTEST_SKIP() << "only across the hosts of tests/hosts";
+  if (real_hosts_layout() == nullptr) GTEST_SKIP() << "only across the hosts of tests/hosts";
   const Communicator world = mpidist::world();
   const Communicator without_one = world.split(world.rank() == 1 ? 1 : 0);
   const Communicator half = world.split(world.rank() % 2);
