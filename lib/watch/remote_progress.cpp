@@ -136,6 +136,14 @@ void RemoteProgress::serve_locked(std::int64_t now) {
   }
 }
 
+template <class Done>
+void RemoteProgress::serve_until(std::int64_t deadline_ns, Done&& done) {
+  while (!done() && steady_now_ns() < deadline_ns) {
+    serve_locked(steady_now_ns());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 RemoteProgress::Questions RemoteProgress::questions() {
   std::lock_guard lock(mutex_);
   return questions_;
@@ -150,20 +158,13 @@ void RemoteProgress::answer_until(const Questions& before, const std::vector<int
     const auto it = q.find(rank);
     return it == q.end() ? 0u : it->second;
   };
-  for (;;) {
-    {
-      std::lock_guard lock(mutex_);
-      try {
-        serve_locked(steady_now_ns());
-      } catch (...) {
-        return;  // an allocation failed: the askers say that this host did not answer
-      }
-      if (std::all_of(askers.begin(), askers.end(),
-                      [&](int r) { return count(questions_, r) > count(before, r); }))
-        return;
-    }
-    if (steady_now_ns() >= deadline_ns) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::lock_guard lock(mutex_);
+  try {
+    serve_until(deadline_ns, [&] {
+      return std::all_of(askers.begin(), askers.end(), [&](int r) { return count(questions_, r) > count(before, r); });
+    });
+  } catch (...) {
+    // An allocation failed: the askers say that this host did not answer.
   }
 }
 
@@ -224,8 +225,7 @@ void RemoteProgress::exchange(std::vector<Exchange>& exchanges, std::uint32_t se
               &e.received);
     MPI_Isend(e.query.data(), static_cast<int>(e.query.size()), MPI_BYTE, e.server, query_tag, comm_, &e.sent);
   }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(patience_seconds);
-  for (;;) {
+  serve_until(steady_now_ns() + static_cast<std::int64_t>(patience_seconds * 1e9), [&] {
     bool all = true;
     for (auto& e : exchanges) {
       int done = 0;
@@ -233,11 +233,8 @@ void RemoteProgress::exchange(std::vector<Exchange>& exchanges, std::uint32_t se
       e.answered = e.answered || done;
       all = all && e.answered;
     }
-    if (all || std::chrono::steady_clock::now() >= deadline) break;
-    // Another host may be asking this one at the same moment: answer while waiting.
-    serve_locked(steady_now_ns());
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+    return all;
+  });
   for (auto& e : exchanges) {
     for (MPI_Request* request : {&e.received, &e.sent}) {
       int done = 0;

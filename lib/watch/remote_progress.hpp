@@ -87,6 +87,10 @@ class RemoteProgress {
   /// The lowest world rank of every host but this one.
   std::vector<int> other_hosts() const;
   void serve_locked(std::int64_t now);
+  /// Answers queries (another host may be asking this one meanwhile), a millisecond apart, until
+  /// `done()` or `deadline_ns` (steady clock). The caller holds mutex_.
+  template <class Done>
+  void serve_until(std::int64_t deadline_ns, Done&& done);
   std::vector<std::byte> answer_views(const std::byte* body, std::size_t size, std::uint64_t key, std::uint64_t seq,
                                       std::int64_t now) const;
   std::vector<std::byte> answer_hashes(const std::byte* body, std::size_t size) const;

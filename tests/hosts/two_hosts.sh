@@ -38,7 +38,8 @@ cluster_up
 if [ "${MPIDIST_HOSTS_BY_NODE:-0}" = 1 ]; then
   ((slots_a == slots_b)) || bail "MPIDIST_HOSTS_BY_NODE=1 needs as many ranks on each host (not $layout)"
   [ -z "${FAULT_PROBE:-}" ] || bail "MPIDIST_HOSTS_BY_NODE=1: the watchdog's cases (FAULT_PROBE) expect ranks by slot"
-  rank_nodes=$(seq -s, 0 $((ranks - 1)) | awk -F, '{for (i = 1; i <= NF; i++) printf "%s%d", (i > 1 ? "," : ""), $i % 2}')
+  rank_nodes=
+  for ((r = 0; r < ranks; r++)); do rank_nodes+=${rank_nodes:+,}$((r % 2)); done
   export MPIDIST_TEST_RANK_NODES=$rank_nodes
   mpiexec_args+=(--map-by node -x MPIDIST_TEST_RANK_NODES)
   placement="nodes=$rank_nodes" placement_text="ranks dealt to the hosts in turn"
