@@ -260,7 +260,14 @@ constexpr std::size_t two_d_all_gather_from(CoreSharing sharing) {
 // of three 1.06-1.13), 0.74-0.96 at 16-64 KiB, 0.22-0.38 from 256 KiB; MPI's own call 1.00-1.04.
 // On the GPU node 0.73-0.98 below 16 KiB, 0.16-0.89 above. Open MPI's reduce-scatter at 4 ranks
 // sends 2.5 times the 2D path's bytes across the hosts (the veth's counts). Auto takes it at every
-// size.
+// size, but where a host's ranks take turns on its own cores (a core a host, 2 + 2, three runs
+// interleaved, benchmarks/results/targets-across-hosts-2026-11-28/): the leaders' path measured
+// 0.46-0.74 below 64 KiB of input against the 2D path's 0.65-0.97 (its pieces' steps each wait for
+// their owner to be scheduled), and 0.95-1.17 at 64 KiB against 0.86-0.89. Auto takes the leaders'
+// there below 64 KiB of input (leader_reduce_scatter).
+constexpr std::size_t two_d_reduce_scatter_from(CoreSharing sharing) {
+  return sharing == CoreSharing::WithinHosts ? std::size_t{64} << 10 : 0;
+}
 //
 // Whether an all_gather or a reduce_scatter on a group spanning nodes takes its 2D path: forced by
 // MPIDIST_HOST_ALLREDUCE=2d, and under auto across real hosts (the all-gather from the sizes above,
@@ -278,8 +285,8 @@ bool two_d_other(const Call& call) {
     case HostAllReduce::TwoD: return true;
     case HostAllReduce::Auto:
       if (group.spans_hosts != 1) return false;
-      if (!gather) return true;
-      return two_d_all_gather_from(core_sharing(call.name)) <= block * static_cast<std::size_t>(call.size);
+      return (gather ? two_d_all_gather_from : two_d_reduce_scatter_from)(core_sharing(call.name)) <=
+             block * static_cast<std::size_t>(call.size);
     case HostAllReduce::Mpi:
     case HostAllReduce::Shm: return false;
   }
@@ -367,10 +374,12 @@ bool leader_reduce_scatter(const Call& call) {
   const std::size_t total = call.count * static_cast<std::size_t>(call.size);
   if (total > mpi::max_count() || call.count == 0) return false;
   if (const auto forced = forced_through_leaders(call.name)) return *forced;
-  if (!leaders_may_help(*call.group) || call.group->ranks_per_node != 0) return false;
-  return total * size_of(call.dtype) < (core_sharing(call.name) == CoreSharing::WithinHosts
-                                            ? leader_reduce_scatter_below_within_hosts
-                                            : leader_reduce_scatter_below);
+  if (!leaders_may_help(*call.group)) return false;
+  const std::size_t bytes = total * size_of(call.dtype);
+  const bool within_hosts = core_sharing(call.name) == CoreSharing::WithinHosts;
+  // Even nodes: below the 2D path's start, where a host's ranks take turns on its cores (above).
+  if (call.group->ranks_per_node != 0) return within_hosts && bytes < two_d_reduce_scatter_from(CoreSharing::WithinHosts);
+  return bytes < (within_hosts ? leader_reduce_scatter_below_within_hosts : leader_reduce_scatter_below);
 }
 
 // The broadcast between the leaders and through the nodes' segments (shm/hierarchical_broadcast.cpp)
@@ -419,6 +428,13 @@ constexpr std::size_t leader_all_to_all_below = std::size_t{32} << 10;
 // under auto (targets-a2a/, three runs); at 128-256 KiB 1.00 (to 1.61) and 1.10 at 3 + 1. Auto takes
 // it there on uneven nodes below 128 KiB a rank.
 constexpr std::size_t leader_all_to_all_below_within_hosts = std::size_t{128} << 10;
+// On even nodes there, eight runs at 2 + 2 (the five above, three more interleaved with auto's MPI
+// call in benchmarks/results/targets-across-hosts-2026-11-28/): 0.83-0.98 at 128 KiB a rank and
+// 0.55-0.89 at 256 KiB (MPI's call 1.01-1.11; its 64 KiB blocks are past TCP's eager limit, a
+// rendezvous each, where the leaders' one message each way pays one), but 0.87-1.44 at 64 KiB; from
+// 512 KiB a rank's blocks no longer fit a segment half (MPI's call, 0.99-1.04). Auto takes it there
+// from 128 KiB a rank, as far as it fits, and below 32 KiB.
+constexpr std::size_t leader_all_to_all_from_on_even_nodes_within_hosts = std::size_t{128} << 10;
 
 // Whether exchange `e` goes through the leaders (through_leaders.hpp).
 bool leader_all_to_all(const mpi::Exchange& e, const char* operation) {
@@ -431,9 +447,12 @@ bool leader_all_to_all(const mpi::Exchange& e, const char* operation) {
   if (forced == false) return false;
   if (!forced) {
     if (!leaders_may_help(group)) return false;  // it works out group.ranks_per_node
-    const bool within_hosts_uneven = core_sharing(operation) == CoreSharing::WithinHosts && group.ranks_per_node == 0;
-    const std::size_t below = within_hosts_uneven ? leader_all_to_all_below_within_hosts : leader_all_to_all_below;
-    if (block * static_cast<std::size_t>(e.size) >= below) return false;
+    const std::size_t bytes = block * static_cast<std::size_t>(e.size);
+    const bool within_hosts = core_sharing(operation) == CoreSharing::WithinHosts;
+    const bool uneven = group.ranks_per_node == 0;
+    const bool even_and_large = within_hosts && !uneven && bytes >= leader_all_to_all_from_on_even_nodes_within_hosts;
+    if (!even_and_large && bytes >= (within_hosts && uneven ? leader_all_to_all_below_within_hosts : leader_all_to_all_below))
+      return false;
   }
   return leader_all_to_all_fits(group, block, operation);
 }

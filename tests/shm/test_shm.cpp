@@ -591,8 +591,9 @@ TEST_F(Shm, TwoLevelBlockPlaces) {
 
 // Auto's all_gather and reduce_scatter across real hosts (tests/hosts, MPIDIST_HOST_ALLREDUCE unset):
 // the 2D all-gather from 4 KiB gathered (64 KiB where two hosts share cores; never where a host's
-// ranks share only its own, MPIDIST_HOST_CPUS) and the 2D reduce-scatter at every size on even nodes
-// of more than one rank; below the 2D all-gather, the leaders' all-gather where no ranks share cores
+// ranks share only its own, MPIDIST_HOST_CPUS) and the 2D reduce-scatter on even nodes of more than
+// one rank (at every size; from 64 KiB in where a host's ranks share only its own, the leaders' below:
+// the 64 KiB edges below); below the 2D all-gather, the leaders' all-gather where no ranks share cores
 // or only a host's own do (MPI where hosts share them), and on uneven nodes (3 + 1, the group without
 // rank 1) at every size where ranks share cores, below 1 MiB gathered where none do, and there the
 // leaders' reduce-scatter below 64 KiB in (4 MiB where a host's ranks share only its cores); MPI

@@ -122,15 +122,15 @@ TEST_F(Uneven, AllToAllEqualBlocks) {
 
 // Equal blocks around a rank's blocks filling a segment half (256 KiB): across nodes the nodes'
 // leaders carry them below it where they take them (MPIDIST_HOST_ALLREDUCE=shm), MPI above; and
-// around auto's 32 KiB a rank across hosts (128 KiB on uneven nodes where a host's ranks share only
-// its cores). On the world and on a group that interleaves the nodes, whose leaders' blocks are not
+// around auto's 32 KiB a rank across hosts and its 128 KiB where a host's ranks share only its cores
+// (below it on uneven nodes, from it on even ones). On the world and on a group that interleaves the nodes, whose leaders' blocks are not
 // their nodes' lowest ranks'.
 TEST_F(Uneven, AllToAllAroundTheSegmentHalf) {
   const Communicator world = mpidist::world();
   const Communicator interleaved = world.split(0, (world.rank() % 2) * world.size() - world.rank());
   for (const Communicator* comm : {&world, &interleaved}) {
     const auto floats = [&](std::size_t bytes) { return bytes / sizeof(float) / static_cast<std::size_t>(comm->size()); };
-    // auto's edges: 32 KiB a rank, 128 KiB on uneven nodes where a host's ranks share only its cores.
+    // auto's edges: 32 KiB a rank, and 128 KiB where a host's ranks share only its cores.
     const std::size_t fill = floats(std::size_t{256} << 10), automatic = floats(std::size_t{32} << 10),
                       within_hosts = floats(std::size_t{128} << 10);
     for (const std::size_t k : {fill - 1, fill, fill + 1, automatic - 1, automatic, automatic + 1, within_hosts - 1,
