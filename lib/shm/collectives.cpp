@@ -376,10 +376,11 @@ bool leader_reduce_scatter(const Call& call) {
   if (const auto forced = forced_through_leaders(call.name)) return *forced;
   if (!leaders_may_help(*call.group)) return false;
   const std::size_t bytes = total * size_of(call.dtype);
-  const bool within_hosts = core_sharing(call.name) == CoreSharing::WithinHosts;
-  // Even nodes: below the 2D path's start, where a host's ranks take turns on its cores (above).
-  if (call.group->ranks_per_node != 0) return within_hosts && bytes < two_d_reduce_scatter_from(CoreSharing::WithinHosts);
-  return bytes < (within_hosts ? leader_reduce_scatter_below_within_hosts : leader_reduce_scatter_below);
+  const CoreSharing sharing = core_sharing(call.name);
+  // Even nodes: below where their 2D path starts (above 0 only where a host's ranks share its cores).
+  if (call.group->ranks_per_node != 0) return bytes < two_d_reduce_scatter_from(sharing);
+  return bytes < (sharing == CoreSharing::WithinHosts ? leader_reduce_scatter_below_within_hosts
+                                                      : leader_reduce_scatter_below);
 }
 
 // The broadcast between the leaders and through the nodes' segments (shm/hierarchical_broadcast.cpp)
@@ -448,11 +449,11 @@ bool leader_all_to_all(const mpi::Exchange& e, const char* operation) {
   if (!forced) {
     if (!leaders_may_help(group)) return false;  // it works out group.ranks_per_node
     const std::size_t bytes = block * static_cast<std::size_t>(e.size);
-    const bool within_hosts = core_sharing(operation) == CoreSharing::WithinHosts;
-    const bool uneven = group.ranks_per_node == 0;
-    const bool even_and_large = within_hosts && !uneven && bytes >= leader_all_to_all_from_on_even_nodes_within_hosts;
-    if (!even_and_large && bytes >= (within_hosts && uneven ? leader_all_to_all_below_within_hosts : leader_all_to_all_below))
-      return false;
+    const bool taken = core_sharing(operation) != CoreSharing::WithinHosts ? bytes < leader_all_to_all_below
+                       : group.ranks_per_node == 0 ? bytes < leader_all_to_all_below_within_hosts
+                                                   : bytes < leader_all_to_all_below ||
+                                                         bytes >= leader_all_to_all_from_on_even_nodes_within_hosts;
+    if (!taken) return false;
   }
   return leader_all_to_all_fits(group, block, operation);
 }

@@ -123,8 +123,8 @@ TEST_F(Uneven, AllToAllEqualBlocks) {
 // Equal blocks around a rank's blocks filling a segment half (256 KiB): across nodes the nodes'
 // leaders carry them below it where they take them (MPIDIST_HOST_ALLREDUCE=shm), MPI above; and
 // around auto's 32 KiB a rank across hosts and its 128 KiB where a host's ranks share only its cores
-// (below it on uneven nodes, from it on even ones). On the world and on a group that interleaves the nodes, whose leaders' blocks are not
-// their nodes' lowest ranks'.
+// (below it on uneven nodes, from it on even ones). On the world and on a group that interleaves the
+// nodes, whose leaders' blocks are not their nodes' lowest ranks'.
 TEST_F(Uneven, AllToAllAroundTheSegmentHalf) {
   const Communicator world = mpidist::world();
   const Communicator interleaved = world.split(0, (world.rank() % 2) * world.size() - world.rank());
