@@ -35,7 +35,8 @@ struct BucketOptions {
   ReduceOp op = ReduceOp::Avg;
   /// Start a bucket's all-reduce at the first mark of its buffers, not the last: it reduces each
   /// part of the bucket as soon as that part is marked (host memory, where the reduction runs on
-  /// the communicator's lane). False: each bucket starts once complete.
+  /// the communicator's lane: one node, or across nodes at ThreadLevel::Multiple; elsewhere a
+  /// bucket starts at its last mark). False: each bucket starts once complete.
   bool stream = true;
 };
 

@@ -10,6 +10,7 @@
 
 #include "core/group.hpp"
 #include "core/mpi_check.hpp"
+#include "mpi/block_pieces.hpp"
 #include "mpi/host_collectives.hpp"
 #include "mpidist/error.hpp"
 
@@ -91,64 +92,6 @@ const char* name_of(Exchange::Shape shape) {
   return "all_to_all";
 }
 
-// Messages in pieces of at most max_count() elements, all posted before any is waited for. Pieces
-// between two ranks match in order (one tag).
-class Pieces {
- public:
-  explicit Pieces(MPI_Comm comm) : comm_(comm), limit_(max_count()) {}
-
-  void send(int peer, const void* from, std::size_t count, DataType dtype) { post(true, peer, from, count, dtype); }
-  void receive(int peer, void* into, std::size_t count, DataType dtype) { post(false, peer, into, count, dtype); }
-
-  // Waits for every piece. A receive that held fewer elements than posted (a sender whose count
-  // differs from the receiver's, unchecked) is a problem naming the sender, not a block left
-  // partly unwritten; one that held more is MPI's truncation error.
-  std::string wait() {
-    if (requests_.empty()) return {};
-    std::vector<MPI_Status> statuses(requests_.size());
-    MPIDIST_MPI_CHECK(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), statuses.data()));
-    std::string problem;
-    for (std::size_t k = 0; k < requests_.size(); ++k) {
-      const Posted& p = posted_[k];
-      if (p.expected < 0) continue;
-      int got = 0;
-      MPIDIST_MPI_CHECK(MPI_Get_count(&statuses[k], p.type, &got));
-      if (got != p.expected)
-        problem += (problem.empty() ? "" : ", ") + std::string("recv_counts[") + std::to_string(p.peer) + "] is " +
-                   std::to_string(p.block) + " but a piece from rank " +
-                   std::to_string(p.peer) + " held " + std::to_string(got) + " of the " +
-                   std::to_string(p.expected) + " elements expected";
-    }
-    return problem;
-  }
-
- private:
-  struct Posted {
-    int peer;
-    int expected;  // a receive's element count; -1 for a send
-    std::size_t block;  // a receive's whole block (the receiver's count), in elements
-    MPI_Datatype type;
-  };
-
-  void post(bool sending, int peer, const void* at, std::size_t count, DataType dtype) {
-    const MPI_Datatype type = datatype(dtype);
-    const std::size_t size = size_of(dtype);
-    for (std::size_t off = 0; off < count; off += limit_) {
-      const int k = static_cast<int>(std::min(limit_, count - off));
-      const auto* piece = static_cast<const char*>(at) + off * size;
-      requests_.push_back(MPI_REQUEST_NULL);
-      posted_.push_back(Posted{peer, sending ? -1 : k, count, type});
-      if (sending) MPIDIST_MPI_CHECK(MPI_Isend(piece, k, type, peer, pieces_tag, comm_, &requests_.back()));
-      else MPIDIST_MPI_CHECK(MPI_Irecv(const_cast<char*>(piece), k, type, peer, pieces_tag, comm_, &requests_.back()));
-    }
-  }
-
-  MPI_Comm comm_;
-  std::size_t limit_;
-  std::vector<MPI_Request> requests_;
-  std::vector<Posted> posted_;
-};
-
 const char* at(const Exchange& e, std::size_t displ) { return static_cast<const char*>(e.in) + displ * size_of(e.dtype); }
 char* at(void* out, std::size_t displ, DataType dtype) { return static_cast<char*>(out) + displ * size_of(dtype); }
 
@@ -166,7 +109,7 @@ std::string joined(std::string a, const std::string& b) { return a.empty() ? b :
 
 // Every block as pieces on the control channel, every receive and send posted before any wait.
 void pairwise(const Exchange& e) {
-  Pieces pieces(e.group->control);
+  BlockPieces pieces(e.group->control, pieces_tag, e.counts_agreed);
   for (int r = 0; r < e.size; ++r) {
     if (r == e.rank) continue;
     const auto i = static_cast<std::size_t>(r);
@@ -205,7 +148,7 @@ Split exchange_split(Group& group, const Exchange* e, Standing mine, std::string
                                   &headers.back()));
     }
   // Sent before the others' standings are known: a rank not Host receives and drops them.
-  Pieces pieces(group.control);
+  BlockPieces pieces(group.control, pieces_tag, false);
   const std::size_t element = e != nullptr ? size_of(e->dtype) : 0;
   for (int r = 0; r < size; ++r) {
     if (r == me) continue;

@@ -32,6 +32,7 @@ struct Exchange {
   int rank;
   int size;
   Counts send_counts, send_displs, recv_counts, recv_displs;
+  bool counts_agreed = false;  // the ranks checked every receiver's counts against its senders'
 };
 
 /// The Error of a receiver whose blocks differ from its recv_counts (`problem` says which and by

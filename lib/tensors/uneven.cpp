@@ -341,7 +341,10 @@ Prepared prepare(Group& group, const Request& r, const Fingerprint& fp) {
   }
   naming_errors(group.name, [&] {
     p.device = device_path(group, r);
-    if (settings(r.name).validates(p.device)) p.device = agree(group, fp, r, local ? nullptr : &p.e, local);
+    if (settings(r.name).validates(p.device)) {
+      p.device = agree(group, fp, r, local ? nullptr : &p.e, local);
+      p.e.counts_agreed = true;
+    }
     else if (local) vote_on_local_failure(group, fp, local);
   });
   return p;

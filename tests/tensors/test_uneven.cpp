@@ -253,56 +253,7 @@ TEST_F(Uneven, SmallMessagesAroundTheControlLine) {
   }
 }
 
-// On a fresh communicator, rank 0 sends rank 1 `sent` elements where rank 1 expects 2 (the others
-// 2 each): rank 1 gets an Error naming both and its communicator is broken; the others complete,
-// and nothing is written past rank 1's block.
-void rank_0_sends_rank_1(std::size_t sent) {
-  const int me = mpidist::rank();
-  const auto n = static_cast<std::size_t>(mpidist::world_size());
-  const Communicator comm = mpidist::world().split(0, me);
-  Counts send(n, 2), recv(n, 2);
-  if (me == 0) send[1] = sent;
-  std::vector<float> values(std::accumulate(send.begin(), send.end(), std::size_t{0}), 5.0f);
-  std::vector<float> out(std::accumulate(recv.begin(), recv.end(), std::size_t{0}) + 1, -1.0f);  // + a guard
-  std::string error;
-  try {
-    mpidist::all_to_all(comm, std::span<const float>(values), send, std::span<float>(out).first(out.size() - 1), recv);
-  } catch (const mpidist::Error& e) {
-    error = e.what();
-  }
-  if (me == 1) {
-    for (const std::string& part : {std::string("recv_counts[0] is 2 but"), std::string("rank 0 "), std::to_string(sent)})
-      EXPECT_NE(error.find(part), std::string::npos) << part << "\n" << error;
-    EXPECT_THROW(mpidist::barrier(comm), mpidist::Error);  // broken here
-  } else {
-    EXPECT_EQ(error, "");
-  }
-  EXPECT_EQ(out.back(), -1.0f);  // nothing past the block
-}
-
-// Unchecked (no MPIDIST_VALIDATE=1), a receiver whose recv_counts differ from what its sender sends
-// gets an Error naming both, and nothing is written past its block. As after any Error raised on
-// one rank alone, its communicator is broken there (a fresh one each). Through the node's segment
-// more and fewer elements; on MPI's pairwise path fewer (more is MPI's truncation error, which
-// MPICH reports to MPI_COMM_WORLD's handler: README, "MPICH").
-TEST_F(Uneven, UncheckedCountMismatchIsAnErrorOnTheReceiver) {
-  if (validating_host_calls() || on_device() || mpidist::world_size() < 2)
-    GTEST_SKIP() << "host memory, unchecked, two ranks or more";
-  const char* host_path = std::getenv("MPIDIST_HOST_ALLREDUCE");
-  const bool segment = std::getenv("MPIDIST_RANKS_PER_NODE") == nullptr &&
-                       (host_path == nullptr || std::string(host_path) != "mpi");
-  // Through the segment: more and fewer elements in the sender's control line (8 or 12 bytes to
-  // rank 1), and more in its half (120 bytes, past the line) against 8 expected.
-  for (const std::size_t sent : segment ? std::vector<std::size_t>{3, 1, 30} : std::vector<std::size_t>{1})
-    rank_0_sends_rank_1(sent);
-  equal_blocks(mpidist::world(), 2);  // the world goes on
-}
-
-// In a job with a GPU (the device runs), host memory's splits carry each rank's standing with
-// their blocks, in the segment on one node and in a header beside each block on MPI's path
-// (MPIDIST_HOST_ALLREDUCE=mpi, simulated nodes): blocks inline in the header (up to 1 KiB) and on
-// both sides of it, in pieces (MPIDIST_MPI_MAX_COUNT), a rank with nothing, then a receiver whose
-// recv_counts differ from its sender's (more and fewer: both named, not MPI's truncation error).
+// Every rank sends every other its block of count(me, j) values and checks what it got.
 template <class F>
 void host_uneven_blocks(const Communicator& comm, F count) {
   const int me = comm.rank(), n = comm.size();
@@ -320,6 +271,60 @@ void host_uneven_blocks(const Communicator& comm, F count) {
     for (std::size_t x = 0; x < recv[static_cast<std::size_t>(i)]; ++x) ASSERT_EQ(out[at++], value(i, me, x)) << i;
 }
 
+// On a fresh communicator, rank 0 sends rank 1 `sent` elements where rank 1 expects `expected`
+// (the others 2 each): rank 1 gets an Error naming both and its communicator is broken; the others
+// complete, and nothing is written past rank 1's block.
+void rank_0_sends_rank_1(std::size_t sent, std::size_t expected = 2) {
+  const int me = mpidist::rank();
+  const auto n = static_cast<std::size_t>(mpidist::world_size());
+  const Communicator comm = mpidist::world().split(0, me);
+  Counts send(n, 2), recv(n, 2);
+  if (me == 0) send[1] = sent;
+  if (me == 1) recv[0] = expected;
+  std::vector<float> values(std::accumulate(send.begin(), send.end(), std::size_t{0}), 5.0f);
+  std::vector<float> out(std::accumulate(recv.begin(), recv.end(), std::size_t{0}) + 1, -1.0f);  // + a guard
+  std::string error;
+  try {
+    mpidist::all_to_all(comm, std::span<const float>(values), send, std::span<float>(out).first(out.size() - 1), recv);
+  } catch (const mpidist::Error& e) {
+    error = e.what();
+  }
+  if (me == 1) {
+    for (const std::string& part : {"recv_counts[0] is " + std::to_string(expected) + " but", std::string("rank 0 "),
+                                    std::to_string(sent)})
+      EXPECT_NE(error.find(part), std::string::npos) << part << "\n" << error;
+    EXPECT_THROW(mpidist::barrier(comm), mpidist::Error);  // broken here
+  } else {
+    EXPECT_EQ(error, "");
+  }
+  EXPECT_EQ(out.back(), -1.0f);  // nothing past the block
+}
+
+// Unchecked (no MPIDIST_VALIDATE=1), a receiver whose recv_counts differ from what its sender sends
+// gets an Error naming both, and nothing is written past its block. As after any Error raised on
+// one rank alone, its communicator is broken there (a fresh one each). Through the node's segment
+// more and fewer elements in the sender's control line (8 or 12 bytes to rank 1), and more in its
+// half (120 bytes, past the line) and past a piece of the chunked run against 8 expected; on MPI's
+// pairwise path (groups across nodes) the same, never MPI's truncation (a wait that Open MPI could leave unfinished, an abort under
+// MPICH). Then a receiver that expects nothing: the block is named, not left for the world's next
+// call, which every rank gets right.
+TEST_F(Uneven, UncheckedCountMismatchIsAnErrorOnTheReceiver) {
+  if (validating_host_calls() || on_device() || mpidist::world_size() < 2)
+    GTEST_SKIP() << "host memory, unchecked, two ranks or more";
+  for (const std::size_t sent : {3, 1, 30, 2000, 2500}) rank_0_sends_rank_1(sent);
+  rank_0_sends_rank_1(2, 0);
+  rank_0_sends_rank_1(1000, 2000);  // in the chunked run: one full piece, where two were expected
+  equal_blocks(mpidist::world(), 2);  // the world goes on
+  host_uneven_blocks(mpidist::world(), [](int i, int j) { return static_cast<std::size_t>((i + 2 * j) % 3); });
+  // Blocks of whole pieces (the chunked run's 1000 elements), and none, beside each other.
+  host_uneven_blocks(mpidist::world(), [](int i, int j) { return static_cast<std::size_t>((i + j) % 3 * 1000); });
+}
+
+// In a job with a GPU (the device runs), host memory's splits carry each rank's standing with
+// their blocks, in the segment on one node and in a header beside each block on MPI's path
+// (MPIDIST_HOST_ALLREDUCE=mpi, simulated nodes): blocks inline in the header (up to 1 KiB) and on
+// both sides of it, in pieces (MPIDIST_MPI_MAX_COUNT), a rank with nothing, then a receiver whose
+// recv_counts differ from its sender's (more and fewer: both named, not MPI's truncation error).
 TEST_F(Uneven, HostSplitsInAJobWithAGpu) {
   if (!on_device() || validating_host_calls() || mpidist::world_size() < 2)
     GTEST_SKIP() << "host memory in a device run, unchecked, two ranks or more";
