@@ -9,9 +9,10 @@
 // the receiver's recv_counts never truncates a receive, which Open MPI can leave waiting forever
 // and MPICH reports to MPI_COMM_WORLD's handler, never leaves a piece behind for a later call to
 // match, even where the receiver expected nothing, and is named with both counts. That costs
-// 5-10% of all_to_all's splits below 256 KiB across the two-host harness (the eager pieces wait
-// in MPI's unexpected queue and are copied once more). Where the ranks agreed on the counts
-// first (MPIDIST_VALIDATE=1) the receiver posts its pieces at once instead.
+// 3-8% of all_to_all's splits at 4-256 KiB across the two-host harness (the small pieces wait in
+// MPI's unexpected queue and are copied once more; benchmarks/results/pairwise-probes-2026-11-28/).
+// Where the ranks agreed on the counts first (MPIDIST_VALIDATE=1) the receiver posts its pieces at
+// once instead.
 #pragma once
 
 #include <mpi.h>
