@@ -11,8 +11,8 @@
 // match, even where the receiver expected nothing, and is named with both counts. That costs
 // 3-8% of all_to_all's splits at 4-256 KiB across the two-host harness (the small pieces wait in
 // MPI's unexpected queue and are copied once more; benchmarks/results/pairwise-probes-2026-11-28/).
-// Where the ranks agreed on the counts first (MPIDIST_VALIDATE=1) the receiver posts its pieces at
-// once instead.
+// Where the receiver knows the sender's count (MPIDIST_VALIDATE=1 compared them first, or a header
+// told it) it posts its pieces at once instead.
 #pragma once
 
 #include <mpi.h>
@@ -29,7 +29,7 @@ namespace mpidist::detail::mpi {
 class BlockPieces {
  public:
   /// Pieces on `comm` with `tag`, at most max_count() elements each; `counts_agreed`: every
-  /// receiver's count is its sender's (checked across the ranks).
+  /// receiver's count is its sender's (checked across the ranks, or told in a header first).
   BlockPieces(MPI_Comm comm, int tag, bool counts_agreed);
 
   /// Posts the pieces of `count` elements from `from` to `peer` (at once, MPI_Isend).

@@ -148,7 +148,7 @@ Split exchange_split(Group& group, const Exchange* e, Standing mine, std::string
                                   &headers.back()));
     }
   // Sent before the others' standings are known: a rank not Host receives and drops them.
-  BlockPieces pieces(group.control, pieces_tag, false);
+  BlockPieces pieces(group.control, pieces_tag, true);  // a receive follows its header: the sender's count
   const std::size_t element = e != nullptr ? size_of(e->dtype) : 0;
   for (int r = 0; r < size; ++r) {
     if (r == me) continue;

@@ -150,6 +150,9 @@ void check_at_finalize(Context& ctx) {
   const std::string report = "consistency check at finalize: the ranks of " + name +
                              " did not make the same collectives: " + where_they_parted(histories, members, done, name) +
                              "\n";
+  // Reporting from here on, as the watchdog's reports do: a SIGTERM from another rank ending the job
+  // lets this dump stand instead of writing its own.
+  ctx.recorder->record().header.reported.store(1, std::memory_order_release);
   const bool dumped = ctx.recorder->dump("consistency", report.c_str());
   if (ctx.topology.rank == members.front()) {
     std::fprintf(stderr, "mpidist: %s%s%s  ending the job (MPI_Abort)\n", rank_prefix().c_str(), report.c_str(),

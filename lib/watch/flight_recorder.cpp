@@ -2,6 +2,8 @@
 #include "watch/flight_recorder.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -279,9 +281,17 @@ bool FlightRecorder::dump(const char* reason, const char* message) noexcept {
     await_dump();
     return writer_.load(std::memory_order_acquire) == 0 && last_dump_ok_.load() != 0;
   }
+  // The launcher's SIGTERM waits until the file is whole: taken on this thread mid-write (a report
+  // at finalize as another rank ends the job), its handler could neither wait for the file nor
+  // write its own, and the rank would leave no dump.
+  sigset_t term, before;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &term, &before);
   const bool ok = write_dump(reason, message);
   last_dump_ok_.store(ok ? 1 : 0);
   writer_.store(0, std::memory_order_release);
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
   return ok;
 }
 
