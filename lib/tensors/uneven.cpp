@@ -344,8 +344,9 @@ Prepared prepare(Group& group, const Request& r, const Fingerprint& fp) {
     if (settings(r.name).validates(p.device)) {
       p.device = agree(group, fp, r, local ? nullptr : &p.e, local);
       p.e.counts_agreed = true;
+    } else if (local) {
+      vote_on_local_failure(group, fp, local);
     }
-    else if (local) vote_on_local_failure(group, fp, local);
   });
   return p;
 }

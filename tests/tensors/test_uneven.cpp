@@ -305,9 +305,10 @@ void rank_0_sends_rank_1(std::size_t sent, std::size_t expected = 2) {
 // one rank alone, its communicator is broken there (a fresh one each). Through the node's segment
 // more and fewer elements in the sender's control line (8 or 12 bytes to rank 1), and more in its
 // half (120 bytes, past the line) and past a piece of the chunked run against 8 expected; on MPI's
-// pairwise path (groups across nodes) the same, never MPI's truncation (a wait that Open MPI could leave unfinished, an abort under
-// MPICH). Then a receiver that expects nothing: the block is named, not left for the world's next
-// call, which every rank gets right.
+// pairwise path (groups across nodes) the same, never MPI's truncation (a wait that Open MPI could
+// leave unfinished, an abort under MPICH). Then a receiver that expects nothing: an Error there too,
+// where the block had once waited silently for the communicator's next call. Then the world's
+// splits go on, right on every rank.
 TEST_F(Uneven, UncheckedCountMismatchIsAnErrorOnTheReceiver) {
   if (validating_host_calls() || on_device() || mpidist::world_size() < 2)
     GTEST_SKIP() << "host memory, unchecked, two ranks or more";
