@@ -11,6 +11,8 @@
 // match, even where the receiver expected nothing, and is named with both counts. That costs
 // 3-8% of all_to_all's splits at 4-256 KiB across the two-host harness (the small pieces wait in
 // MPI's unexpected queue and are copied once more; benchmarks/results/pairwise-probes-2026-11-28/).
+// Pre-posting a bounded first piece got that back below the bound and lost more above it (a
+// second message: benchmarks/results/pairwise-first-piece-2026-11-28/).
 // Where the receiver knows the sender's count (MPIDIST_VALIDATE=1 compared them first, or a header
 // told it) it posts its pieces at once instead.
 #pragma once

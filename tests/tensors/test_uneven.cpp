@@ -306,19 +306,26 @@ void rank_0_sends_rank_1(std::size_t sent, std::size_t expected = 2) {
 // more and fewer elements in the sender's control line (8 or 12 bytes to rank 1), and more in its
 // half (120 bytes, past the line) and past a piece of the chunked run against 8 expected; on MPI's
 // pairwise path (groups across nodes) the same, never MPI's truncation (a wait that Open MPI could
-// leave unfinished, an abort under MPICH). Then a receiver that expects nothing: an Error there too,
-// where the block had once waited silently for the communicator's next call. Then the world's
-// splits go on, right on every rank.
+// leave unfinished, an abort under MPICH), also past 64 KiB. Then a receiver that expects nothing:
+// an Error there too, where the block had once waited silently for the communicator's next call.
+// Then the world's splits go on, right on every rank.
 TEST_F(Uneven, UncheckedCountMismatchIsAnErrorOnTheReceiver) {
   if (validating_host_calls() || on_device() || mpidist::world_size() < 2)
     GTEST_SKIP() << "host memory, unchecked, two ranks or more";
-  for (const std::size_t sent : {3, 1, 30, 2000, 2500}) rank_0_sends_rank_1(sent);
+  for (const std::size_t sent : {3, 1, 30, 2000, 2500, 20000}) rank_0_sends_rank_1(sent);
   rank_0_sends_rank_1(2, 0);
   rank_0_sends_rank_1(1000, 2000);  // in the chunked run: one full piece, where two were expected
+  // Blocks past TCP's eager size (64 KiB: 16384 floats), more and fewer.
+  rank_0_sends_rank_1(2, 20000);
+  rank_0_sends_rank_1(16384, 20000);
+  rank_0_sends_rank_1(20000, 16384);
   equal_blocks(mpidist::world(), 2);  // the world goes on
   host_uneven_blocks(mpidist::world(), [](int i, int j) { return static_cast<std::size_t>((i + 2 * j) % 3); });
   // Blocks of whole pieces (the chunked run's 1000 elements), and none, beside each other.
   host_uneven_blocks(mpidist::world(), [](int i, int j) { return static_cast<std::size_t>((i + j) % 3 * 1000); });
+  // Blocks on both sides of 64 KiB, and none, beside each other.
+  const std::size_t around_64k[] = {0, 16383, 16384, 16385, 40000};
+  host_uneven_blocks(mpidist::world(), [&](int i, int j) { return around_64k[static_cast<std::size_t>(i + 2 * j) % 5]; });
 }
 
 // In a job with a GPU (the device runs), host memory's splits carry each rank's standing with
