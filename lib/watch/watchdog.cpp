@@ -42,22 +42,6 @@ std::string join(const std::vector<int>& ranks) {
   return text;
 }
 
-// A peer's record of `call` where it made that call with other arguments, else nullptr.
-const EntrySnapshot* called_differently(const PeerView& view, const EntrySnapshot& call) {
-  const EntrySnapshot& theirs = view.at_seq;
-  return theirs.valid && theirs.comm_key == call.comm_key && theirs.seq == call.seq &&
-                 describe_call(theirs) != describe_call(call)
-             ? &theirs
-             : nullptr;
-}
-
-// Where two ranks' calls parted: "#4 on world: world rank 0 called ...; world rank 1 called ...".
-std::string parted_at(const Context& ctx, std::uint64_t key, std::uint64_t seq, int rank_a, const std::string& call_a,
-                      int rank_b, const std::string& call_b) {
-  return "#" + std::to_string(seq) + " on " + ctx.recorder->comm_name(key) + ": world rank " + std::to_string(rank_a) +
-         " called " + call_a + "; world rank " + std::to_string(rank_b) + " called " + call_b;
-}
-
 }  // namespace
 
 std::string describe_wait_in_flight() {
@@ -133,8 +117,10 @@ std::string describe_absent_ranks(const Context& ctx, const EntrySnapshot& call,
         reporting_elsewhere->push_back(world_rank);
       // In the same call, but called differently: the mismatch is the story, not the wait. A rank
       // past it (its shared-memory side completed) shows it in its ring.
-      if (const EntrySnapshot* theirs = called_differently(view, call))
-        mismatched += "  rank " + std::to_string(rank) + " called it as " + describe_call(*theirs) + " (this rank: " +
+      const auto& theirs = view.at_seq;
+      if (theirs.valid && theirs.comm_key == call.comm_key && theirs.seq == call.seq &&
+          describe_call(theirs) != describe_call(call))
+        mismatched += "  rank " + std::to_string(rank) + " called it as " + describe_call(theirs) + " (this rank: " +
                       describe_call(call) + ")\n";
       continue;
     }
@@ -185,7 +171,9 @@ std::string first_difference(const Context& ctx, std::uint64_t key, int rank_a,
   for (const auto& [seq, entry] : calls_a) {
     const auto other = calls_b.find(seq);
     if (other == calls_b.end() || other->second.hash == entry.hash) continue;
-    return parted_at(ctx, key, seq, rank_a, describe_call(entry), rank_b, describe_call(other->second));
+    return "#" + std::to_string(seq) + " on " + ctx.recorder->comm_name(key) + ": world rank " +
+           std::to_string(rank_a) + " called " + describe_call(entry) + "; world rank " + std::to_string(rank_b) +
+           " called " + describe_call(other->second);
   }
   return "";
 }
@@ -327,15 +315,20 @@ void Watchdog::check_call_in_flight(const EntrySnapshot& call, std::int64_t now)
     const RankRecord* peer = ctx_.board->peer(world_rank);
     if (peer == nullptr || peer == &mine) continue;
     const PeerView view = view_of(*peer, call.comm_key, call.seq, now);
-    const EntrySnapshot* theirs = called_differently(view, call);
-    if (theirs == nullptr || theirs->hash == call.hash) continue;
+    const EntrySnapshot& theirs = view.at_seq;
+    if (!view.has(PeerView::has_progress) || view.started < call.seq || !theirs.valid ||
+        theirs.comm_key != call.comm_key || theirs.seq != call.seq || theirs.hash == call.hash ||
+        describe_call(theirs) == describe_call(call))
+      continue;
     if (suspected != call.id) {
       suspect_id_ = call.id;
       return;
     }
     report_inconsistency(call.comm_key, call.seq - 1,
-                         parted_at(ctx_, call.comm_key, call.seq, mine.header.world_rank,
-                                   describe_call(call) + " (still in it)", world_rank, describe_call(*theirs)));
+                         "#" + std::to_string(call.seq) + " on " + comm->name + ": world rank " +
+                             std::to_string(mine.header.world_rank) + " called " + describe_call(call) +
+                             " (still in it); world rank " + std::to_string(world_rank) + " called " +
+                             describe_call(theirs));
   }
 }
 
