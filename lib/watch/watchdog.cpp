@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <map>
 #include <optional>
-#include <utility>
 
 #include "core/context.hpp"
 #include "core/rank_prefix.hpp"
@@ -231,7 +230,6 @@ void Watchdog::tick(std::int64_t now) {
   if (now >= next_consistency_ns_) {
     next_consistency_ns_ = now + consistency_period_ns;
     check_consistency();
-    if (call.valid && call.state == CallState::Started) check_call_in_flight(call, now);
   }
 }
 
@@ -294,41 +292,6 @@ void Watchdog::check_consistency() {
                                                    conflict.there, conflict.their_calls)
                                 : "");
     }
-  }
-}
-
-// This rank's call in flight for a second or more, against the same call of each host peer that
-// has started it. Arguments that differ by rank can hold a call inside MPI (Open MPI's all_to_all
-// with counts that differ waited in 6 of 10 jobs) or complete it on some ranks with wrong data,
-// and would otherwise wait out the whole timeout before its report named the difference. Both the
-// hashes and the calls as described must differ (the report names what each rank called), at two
-// checks in a row: a mismatch that mpidist turns into an Error on every rank (MPIDIST_VALIDATE=1's
-// agreement, a type the receivers refuse) ends the call within milliseconds of the late rank's
-// start, and must stay an Error, not end the job.
-void Watchdog::check_call_in_flight(const EntrySnapshot& call, std::int64_t now) {
-  const std::uint64_t suspected = std::exchange(suspect_id_, 0);
-  if (call.seq == 0 || now - call.start_ns < consistency_period_ns) return;
-  const CommDescriptor* comm = ctx_.recorder->find(call.comm_key);
-  if (comm == nullptr) return;
-  const RankRecord& mine = ctx_.recorder->record();
-  for (const int world_rank : comm->world_ranks) {
-    const RankRecord* peer = ctx_.board->peer(world_rank);
-    if (peer == nullptr || peer == &mine) continue;
-    const PeerView view = view_of(*peer, call.comm_key, call.seq, now);
-    const EntrySnapshot& theirs = view.at_seq;
-    if (!view.has(PeerView::has_progress) || view.started < call.seq || !theirs.valid ||
-        theirs.comm_key != call.comm_key || theirs.seq != call.seq || theirs.hash == call.hash ||
-        describe_call(theirs) == describe_call(call))
-      continue;
-    if (suspected != call.id) {
-      suspect_id_ = call.id;
-      return;
-    }
-    report_inconsistency(call.comm_key, call.seq - 1,
-                         "#" + std::to_string(call.seq) + " on " + comm->name + ": world rank " +
-                             std::to_string(mine.header.world_rank) + " called " + describe_call(call) +
-                             " (still in it); world rank " + std::to_string(world_rank) + " called " +
-                             describe_call(theirs));
   }
 }
 
