@@ -246,10 +246,10 @@ void exchange(const Exchange& e) {
     // MPI's own collective trusts each rank's count: one that differs by rank reaches as MPI's
     // error (Open MPI 4.1's MPI_ERR_OTHER, "known error not in list") only some of the ranks it
     // overran; under Open MPI 4.1.4 the others returned without one, or (6 of 10 jobs at 3 ranks)
-    // waited in MPI until the watchdog's timeout named each rank's call.
+    // waited in MPI until the watchdog named each rank's call.
     throw Error(error.communicator(), error.operation(),
                 error.detail() + ". If the ranks' counts differ, MPI tells only some of them: others may return "
-                                 "without an error, or wait until the watchdog's timeout names each rank's call. "
+                                 "without an error, or wait in MPI until the watchdog names each rank's call. "
                                  "MPIDIST_VALIDATE=1 compares every rank's count first and names each");
   }
 }

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "core/context.hpp"
 #include "core/rank_prefix.hpp"
@@ -39,6 +40,22 @@ std::string join(const std::vector<int>& ranks) {
   std::string text;
   for (std::size_t i = 0; i < ranks.size(); ++i) text += (i ? ", " : "") + std::to_string(ranks[i]);
   return text;
+}
+
+// A peer's record of `call` where it made that call with other arguments, else nullptr.
+const EntrySnapshot* called_differently(const PeerView& view, const EntrySnapshot& call) {
+  const EntrySnapshot& theirs = view.at_seq;
+  return theirs.valid && theirs.comm_key == call.comm_key && theirs.seq == call.seq &&
+                 describe_call(theirs) != describe_call(call)
+             ? &theirs
+             : nullptr;
+}
+
+// Where two ranks' calls parted: "#4 on world: world rank 0 called ...; world rank 1 called ...".
+std::string parted_at(const Context& ctx, std::uint64_t key, std::uint64_t seq, int rank_a, const std::string& call_a,
+                      int rank_b, const std::string& call_b) {
+  return "#" + std::to_string(seq) + " on " + ctx.recorder->comm_name(key) + ": world rank " + std::to_string(rank_a) +
+         " called " + call_a + "; world rank " + std::to_string(rank_b) + " called " + call_b;
 }
 
 }  // namespace
@@ -116,10 +133,8 @@ std::string describe_absent_ranks(const Context& ctx, const EntrySnapshot& call,
         reporting_elsewhere->push_back(world_rank);
       // In the same call, but called differently: the mismatch is the story, not the wait. A rank
       // past it (its shared-memory side completed) shows it in its ring.
-      const auto& theirs = view.at_seq;
-      if (theirs.valid && theirs.comm_key == call.comm_key && theirs.seq == call.seq &&
-          describe_call(theirs) != describe_call(call))
-        mismatched += "  rank " + std::to_string(rank) + " called it as " + describe_call(theirs) + " (this rank: " +
+      if (const EntrySnapshot* theirs = called_differently(view, call))
+        mismatched += "  rank " + std::to_string(rank) + " called it as " + describe_call(*theirs) + " (this rank: " +
                       describe_call(call) + ")\n";
       continue;
     }
@@ -170,9 +185,7 @@ std::string first_difference(const Context& ctx, std::uint64_t key, int rank_a,
   for (const auto& [seq, entry] : calls_a) {
     const auto other = calls_b.find(seq);
     if (other == calls_b.end() || other->second.hash == entry.hash) continue;
-    return "#" + std::to_string(seq) + " on " + ctx.recorder->comm_name(key) + ": world rank " +
-           std::to_string(rank_a) + " called " + describe_call(entry) + "; world rank " + std::to_string(rank_b) +
-           " called " + describe_call(other->second);
+    return parted_at(ctx, key, seq, rank_a, describe_call(entry), rank_b, describe_call(other->second));
   }
   return "";
 }
@@ -230,6 +243,7 @@ void Watchdog::tick(std::int64_t now) {
   if (now >= next_consistency_ns_) {
     next_consistency_ns_ = now + consistency_period_ns;
     check_consistency();
+    if (call.valid && call.state == CallState::Started) check_call_in_flight(call, now);
   }
 }
 
@@ -292,6 +306,36 @@ void Watchdog::check_consistency() {
                                                    conflict.there, conflict.their_calls)
                                 : "");
     }
+  }
+}
+
+// This rank's call in flight for a second or more, against the same call of each host peer that
+// has started it. Arguments that differ by rank can hold a call inside MPI (Open MPI's all_to_all
+// with counts that differ waited in 6 of 10 jobs) or complete it on some ranks with wrong data,
+// and would otherwise wait out the whole timeout before its report named the difference. Both the
+// hashes and the calls as described must differ (the report names what each rank called), at two
+// checks in a row: a mismatch that mpidist turns into an Error on every rank (MPIDIST_VALIDATE=1's
+// agreement, a type the receivers refuse) ends the call within milliseconds of the late rank's
+// start, and must stay an Error, not end the job.
+void Watchdog::check_call_in_flight(const EntrySnapshot& call, std::int64_t now) {
+  const std::uint64_t suspected = std::exchange(suspect_id_, 0);
+  if (call.seq == 0 || now - call.start_ns < consistency_period_ns) return;
+  const CommDescriptor* comm = ctx_.recorder->find(call.comm_key);
+  if (comm == nullptr) return;
+  const RankRecord& mine = ctx_.recorder->record();
+  for (const int world_rank : comm->world_ranks) {
+    const RankRecord* peer = ctx_.board->peer(world_rank);
+    if (peer == nullptr || peer == &mine) continue;
+    const PeerView view = view_of(*peer, call.comm_key, call.seq, now);
+    const EntrySnapshot* theirs = called_differently(view, call);
+    if (theirs == nullptr || theirs->hash == call.hash) continue;
+    if (suspected != call.id) {
+      suspect_id_ = call.id;
+      return;
+    }
+    report_inconsistency(call.comm_key, call.seq - 1,
+                         parted_at(ctx_, call.comm_key, call.seq, mine.header.world_rank,
+                                   describe_call(call) + " (still in it)", world_rank, describe_call(*theirs)));
   }
 }
 

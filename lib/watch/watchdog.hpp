@@ -3,7 +3,8 @@
 // waited longer than its timeout, prints who has not reached it and what they do instead (read
 // from the host peers' records, without MPI), dumps the flight recorder and ends the job. It also
 // warns about stalls (MPIDIST_STALL_WARN) and compares the fingerprint hashes of host peers in the
-// background, so mismatched calls that "succeeded" end the job instead of passing silently.
+// background, so mismatched calls that "succeeded" end the job instead of passing silently, and a
+// call in flight that a host peer made differently ends it within seconds, not at its timeout.
 // Internal.
 #pragma once
 
@@ -40,11 +41,13 @@ class Watchdog {
   [[noreturn]] void expire(const EntrySnapshot& call, std::int64_t now);
   void warn_stall(const EntrySnapshot& call, std::int64_t now);
   void check_consistency();
+  void check_call_in_flight(const EntrySnapshot& call, std::int64_t now);
   [[noreturn]] void report_inconsistency(std::uint64_t key, std::uint64_t done, std::string where);
 
   Context& ctx_;
   double stall_warn_seconds_;
   std::uint64_t warned_id_ = 0;
+  std::uint64_t suspect_id_ = 0;  // the call in flight that a host peer made differently at the last check
   std::int64_t next_consistency_ns_ = 0;
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -92,6 +92,21 @@ int run(const std::string& scenario, int odd_rank) {
     // watchdog's background check, not finalize(), must find a mismatch that "succeeded".
     if (const char* after = std::getenv("FAULT_PROBE_COMPUTE_AFTER")) computing(std::chrono::seconds(std::atoi(after)));
     mpidist::barrier();
+  } else if (scenario == "all-to-all-count") {
+    // Equal blocks of 3 on the odd rank, 2 elsewhere, on a split of the world (which stays whole):
+    // on MPI's own all_to_all (MPIDIST_HOST_ALLREDUCE=mpi) unchecked, the overrun ranks may get
+    // MPI's error or stay inside MPI, the odd rank returns.
+    const mpidist::Communicator comm = mpidist::world().split(0, me);
+    const auto n = static_cast<std::size_t>(comm.size()), k = std::size_t{odd ? 3u : 2u};
+    std::vector<float> in(k * n, static_cast<float>(me)), out(k * n, -1.0f);
+    try {
+      mpidist::all_to_all(comm, std::span<const float>(in), std::span<float>(out));
+      std::printf("probe: rank %d completed\n", me);
+    } catch (const mpidist::Error& e) {
+      std::printf("probe: rank %d error: %s\n", me, e.what());
+    }
+    std::fflush(stdout);
+    mpidist::barrier();
   } else if (scenario == "kill") {
     for (int i = 0;; ++i) {
       if (odd && i == 50) ::raise(SIGKILL);

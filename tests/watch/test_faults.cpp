@@ -172,6 +172,28 @@ TEST(FaultTest, MismatchesWithoutValidationEndTheJobNamingBothSides) {
   }
 }
 
+// Without validation, counts that differ by rank on MPI's own all_to_all can hold the overrun
+// ranks inside MPI (Open MPI 4.1.4: 6 jobs of 10) while rank 2 returns. The watchdog compares the
+// call in flight with its host peers' and ends the job within seconds, naming both calls, not at
+// the timeout (30 s). A job where MPI raised its error on those ranks instead ends normally.
+// Open MPI only: MPICH ends the job itself on an overrun (README, "MPICH").
+TEST(FaultTest, ACallInFlightThatAPeerMadeDifferentlyEndsTheJobWithinSeconds) {
+  if (mpidist_test::under_mpich()) GTEST_SKIP() << "MPICH aborts the job on the overrun";
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const auto job = run_probe(3, "all-to-all-count 2", "MPIDIST_VALIDATE=0 MPIDIST_TIMEOUT=30 MPIDIST_HOST_ALLREDUCE=mpi");
+    EXPECT_NE(job.exit_code, 124) << "the job hung:\n" << job.output;
+    EXPECT_LT(job.seconds, 5.0 + launch_slack) << job.output;
+    EXPECT_FALSE(has(job, "past its timeout")) << job.output;
+    if (job.exit_code == 0) {
+      EXPECT_TRUE(has(job, "probe: rank 2 completed")) << job.output;
+      continue;
+    }
+    EXPECT_TRUE(has(job, "consistency: ranks called different collectives")) << job.output;
+    EXPECT_TRUE(has(job, "called all_to_all 2 float32 (still in it)")) << job.output;
+    EXPECT_TRUE(has(job, "world rank 2 called all_to_all 3 float32")) << job.output;
+  }
+}
+
 TEST(FaultTest, AfterACaughtTimeoutTheCommunicatorIsBrokenAndFinalizeDoesNotWait) {
   const auto job = run_probe(3, "caught-timeout", "MPIDIST_VALIDATE=1 MPIDIST_TIMEOUT=3");
   EXPECT_NE(job.exit_code, 0) << job.output;
