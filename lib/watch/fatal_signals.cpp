@@ -8,9 +8,13 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 
 #include "core/context.hpp"
 #include "watch/flight_recorder.hpp"
+#include "watch/job_end.hpp"
+#include "watch/progress_board.hpp"
+#include "watch/progress_record.hpp"
 #include "watch/watchdog.hpp"
 
 namespace mpidist::detail {
@@ -69,6 +73,30 @@ void say_what_was_in_flight(Context& ctx, int signal) noexcept {
   }
 }
 
+// Whether `info`'s signal came from a host peer ending the job (job_end.cpp: its report is out,
+// and it collects every other rank's before its abort), not from the launcher.
+bool sent_by_peer_ending_the_job(const Context& ctx, const siginfo_t* info) noexcept {
+  if (info == nullptr || info->si_code != SI_USER || !ctx.board) return false;
+  for (const int rank : ctx.board->host_ranks()) {
+    const RankRecord* peer = ctx.board->peer(rank);
+    if (peer != nullptr && peer->header.pid.load() == static_cast<std::uint64_t>(info->si_pid) &&
+        peer->header.reported.load(std::memory_order_acquire) == report_out)
+      return true;
+  }
+  return false;
+}
+
+// Dumped at a host peer's request: stay until the other ranks it asked have dumped too (at most
+// 1 s, as long as it waits for them). Hydra SIGKILLs every rank the moment one dies, which cut
+// short a dump still being written.
+void stay_until_host_peers_said_theirs(const Context& ctx) noexcept {
+  const std::int64_t deadline = steady_now_ns() + 1'000'000'000;
+  while (host_peer_silent(ctx) && steady_now_ns() < deadline) {
+    timespec step{0, 5'000'000};
+    ::nanosleep(&step, nullptr);
+  }
+}
+
 void on_fatal(int signal, siginfo_t* info, void* context) {
   // The first fatal signal reports; a second one (a crash while reporting) goes straight through.
   // A SIGTERM that arrives while that report is being written is dropped: host peers ending the
@@ -80,10 +108,13 @@ void on_fatal(int signal, siginfo_t* info, void* context) {
     if (ctx != nullptr && ctx->recorder) {
       // The watchdog reported and may be writing its dump as the launcher's SIGTERM arrives: let it finish.
       auto& reported = ctx->recorder->record().header.reported;
-      if (reported.load()) ctx->recorder->await_dump();
+      const bool reporting = reported.load() != 0;
+      if (reporting) ctx->recorder->await_dump();
       else say_what_was_in_flight(*ctx, signal);
       // Said and dumped: a host peer ending the job (job_end.cpp) need not wait for this rank.
       if (signal == SIGTERM) reported.store(report_out, std::memory_order_release);
+      if (signal == SIGTERM && !reporting && sent_by_peer_ending_the_job(*ctx, info))
+        stay_until_host_peers_said_theirs(*ctx);
     }
     g_handling.store(2);
   } else if (state == 1 && signal == SIGTERM) {

@@ -83,6 +83,12 @@ void await_host_reports(const Context& ctx) noexcept {
 
 }  // namespace
 
+bool host_peer_silent(const Context& ctx) noexcept {
+  bool silent = false;
+  if (ctx.board) for_each_silent_peer(ctx, [&](const RankRecord&) { silent = true; });
+  return silent;
+}
+
 void end_job_after_report(Context& ctx, MPI_Comm comm, bool mpi_thread, const ReportsElsewhere& elsewhere) noexcept {
   // The host peers wait for this rank's report (await_host_reports) while it answers the others'.
   if (ctx.remote)

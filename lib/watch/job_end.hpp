@@ -27,6 +27,10 @@ struct ReportsElsewhere {
 /// The rank that answers other hosts' queries (its host's first) answers `elsewhere`'s before its
 /// report counts as out, for at most 1.5 s, and every query while it waits.
 /// `mpi_thread`: whether the calling thread is the one that makes MPI calls.
+/// Whether a live rank of this host, other than this one, has not said its part yet (reported and
+/// dumped, or answered end_job_after_report's SIGTERM). Async-signal-safe.
+bool host_peer_silent(const Context& ctx) noexcept;
+
 [[noreturn]] void end_job_after_report(Context& ctx, MPI_Comm comm, bool mpi_thread,
                                        const ReportsElsewhere& elsewhere = {}) noexcept;
 
