@@ -58,6 +58,31 @@ std::string parted_at(const Context& ctx, std::uint64_t key, std::uint64_t seq, 
          " called " + call_a + "; world rank " + std::to_string(rank_b) + " called " + call_b;
 }
 
+// What each member of `comm` does about `call`, by communicator rank: host peers from the board,
+// ranks on other hosts from their hosts' watchdogs where they can be asked (ThreadLevel::Multiple);
+// empty for this rank and for ranks that cannot be seen from here (or whose host did not answer
+// within `patience_seconds`).
+std::vector<std::optional<PeerView>> views_of_members(const Context& ctx, const CommDescriptor& comm,
+                                                      const EntrySnapshot& call, std::int64_t now,
+                                                      double patience_seconds) {
+  std::vector<std::optional<PeerView>> views(comm.world_ranks.size());
+  std::vector<int> elsewhere;
+  for (std::size_t i = 0; i < comm.world_ranks.size(); ++i) {
+    const int world_rank = comm.world_ranks[i];
+    if (world_rank == ctx.topology.rank) continue;
+    if (const RankRecord* peer = ctx.board->peer(world_rank))
+      views[i] = view_of(*peer, call.comm_key, call.seq, now);
+    else
+      elsewhere.push_back(world_rank);
+  }
+  if (ctx.remote && ctx.remote->enabled() && !elsewhere.empty()) {
+    const auto answers = ctx.remote->ask(call.comm_key, call.seq, elsewhere, patience_seconds);
+    for (std::size_t i = 0; i < comm.world_ranks.size(); ++i)
+      if (const auto it = answers.find(comm.world_ranks[i]); it != answers.end()) views[i] = it->second;
+  }
+  return views;
+}
+
 }  // namespace
 
 std::string describe_wait_in_flight() {
@@ -90,24 +115,9 @@ std::string describe_absent_ranks(const Context& ctx, const EntrySnapshot& call,
                                   std::vector<int>* reporting_elsewhere) {
   const CommDescriptor* comm = ctx.recorder->find(call.comm_key);
   if (comm == nullptr || call.seq == 0) return "  (the members of this communicator are not known here)\n";
-  // Host peers from the board; ranks on other hosts from their hosts' watchdogs, where they can be asked.
   const int me = ctx.topology.rank;
-  std::vector<std::optional<PeerView>> views(comm->world_ranks.size());
-  std::vector<int> elsewhere;
-  for (std::size_t i = 0; i < comm->world_ranks.size(); ++i) {
-    const int world_rank = comm->world_ranks[i];
-    if (world_rank == me) continue;
-    if (const RankRecord* peer = ctx.board->peer(world_rank))
-      views[i] = view_of(*peer, call.comm_key, call.seq, now);
-    else
-      elsewhere.push_back(world_rank);
-  }
+  const auto views = views_of_members(ctx, *comm, call, now, remote_patience_seconds);
   const bool can_ask = ctx.remote && ctx.remote->enabled();
-  if (can_ask && !elsewhere.empty()) {
-    const auto answers = ctx.remote->ask(call.comm_key, call.seq, elsewhere, remote_patience_seconds);
-    for (std::size_t i = 0; i < comm->world_ranks.size(); ++i)
-      if (const auto it = answers.find(comm->world_ranks[i]); it != answers.end()) views[i] = it->second;
-  }
 
   int absent = 0;
   std::string lines, mismatched;
@@ -309,10 +319,11 @@ void Watchdog::check_consistency() {
   }
 }
 
-// This rank's call in flight for a second or more, against the same call of each host peer that
-// has started it. Arguments that differ by rank can hold a call inside MPI (Open MPI's all_to_all
-// with counts that differ waited in 6 of 10 jobs) or complete it on some ranks with wrong data,
-// and would otherwise wait out the whole timeout before its report named the difference. Both the
+// This rank's call in flight for a second or more, against the same call of each member that has
+// started it: host peers, and at ThreadLevel::Multiple the ranks of other hosts, asked. Arguments
+// that differ by rank can hold a call inside MPI (Open MPI's all_to_all with counts that differ
+// waited in 6 of 10 jobs) or complete it on some ranks with wrong data, and would otherwise wait
+// out the whole timeout before its report named the difference. Both the
 // hashes and the calls as described must differ (the report names what each rank called), at two
 // checks in a row: a mismatch that mpidist turns into an Error on every rank (MPIDIST_VALIDATE=1's
 // agreement, a type the receivers refuse) ends the call within milliseconds of the late rank's
@@ -322,20 +333,18 @@ void Watchdog::check_call_in_flight(const EntrySnapshot& call, std::int64_t now)
   if (call.seq == 0 || now - call.start_ns < consistency_period_ns) return;
   const CommDescriptor* comm = ctx_.recorder->find(call.comm_key);
   if (comm == nullptr) return;
-  const RankRecord& mine = ctx_.recorder->record();
-  for (const int world_rank : comm->world_ranks) {
-    const RankRecord* peer = ctx_.board->peer(world_rank);
-    if (peer == nullptr || peer == &mine) continue;
-    const PeerView view = view_of(*peer, call.comm_key, call.seq, now);
-    const EntrySnapshot* theirs = called_differently(view, call);
+  // Answers take milliseconds; a host that does not answer costs this tick half a second.
+  const auto views = views_of_members(ctx_, *comm, call, now, 0.5);
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    const EntrySnapshot* theirs = views[i] ? called_differently(*views[i], call) : nullptr;
     if (theirs == nullptr || theirs->hash == call.hash) continue;
     if (suspected != call.id) {
       suspect_id_ = call.id;
       return;
     }
     report_inconsistency(call.comm_key, call.seq - 1,
-                         parted_at(ctx_, call.comm_key, call.seq, mine.header.world_rank,
-                                   describe_call(call) + " (still in it)", world_rank, describe_call(*theirs)));
+                         parted_at(ctx_, call.comm_key, call.seq, ctx_.topology.rank,
+                                   describe_call(call) + " (still in it)", comm->world_ranks[i], describe_call(*theirs)));
   }
 }
 

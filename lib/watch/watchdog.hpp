@@ -4,7 +4,7 @@
 // from the host peers' records, without MPI), dumps the flight recorder and ends the job. It also
 // warns about stalls (MPIDIST_STALL_WARN) and compares the fingerprint hashes of host peers in the
 // background, so mismatched calls that "succeeded" end the job instead of passing silently, and a
-// call in flight that a host peer made differently ends it within seconds, not at its timeout.
+// call in flight that another rank made differently ends it within seconds, not at its timeout.
 // Internal.
 #pragma once
 
@@ -47,7 +47,7 @@ class Watchdog {
   Context& ctx_;
   double stall_warn_seconds_;
   std::uint64_t warned_id_ = 0;
-  std::uint64_t suspect_id_ = 0;  // the call in flight that a host peer made differently at the last check
+  std::uint64_t suspect_id_ = 0;  // the call in flight that another rank made differently at the last check
   std::int64_t next_consistency_ns_ = 0;
   std::mutex mutex_;
   std::condition_variable wake_;

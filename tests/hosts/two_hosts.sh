@@ -162,6 +162,28 @@ if [ -n "${FAULT_PROBE:-}" ]; then
   else
     tap "ok - $label: found in the background (exit $rc after $took s)"
   fi
+  # A call in flight that a rank of the other host made differently: the last rank broadcasts where
+  # the others all-reduce, which holds the ranks inside MPI (or its segment) on both hosts. At
+  # Multiple a rank's watchdog asks host B what its ranks called and ends the job within seconds,
+  # naming both calls, not at the 30 s timeout (at Funneled the timeout's reports name them).
+  start=$SECONDS
+  (export MPIDIST_TIMEOUT=30 MPIDIST_VALIDATE=0 FAULT_PROBE_MULTIPLE=1
+   run_job 60 -x MPIDIST_TIMEOUT -x MPIDIST_VALIDATE -x FAULT_PROBE_MULTIPLE "$FAULT_PROBE" broadcast-vs-all-reduce "$last" catch)
+  rc=$? took=$((SECONDS - start))
+  label="[$layout] a call in flight across hosts: rank $last on $host_b broadcasts where the others all-reduce"
+  mine="called (all_reduce 1024 float32 sum|broadcast 1024 float32 root 0) \(still in it\)"
+  theirs="world rank [0-9]+ called (broadcast 1024 float32 root 0|all_reduce 1024 float32 sum)"
+  report=$(grep -E "consistency: .*$mine; $theirs" "$tmp/err" | head -1)
+  note <<<"$report"
+  if ((rc == 0)) || ((took > 10 + info_took)) || grep -q "past its timeout" "$tmp/err"; then
+    tap "not ok - $label: the job ended with $rc after $took s (expected non-zero within 10 + $info_took s, before the timeout)"
+    tail -n 40 "$tmp/err" >&2
+  elif [ -z "$report" ]; then
+    tap "not ok - $label: no report names both calls"
+    tail -n 40 "$tmp/err" >&2
+  else
+    tap "ok - $label: reported (exit $rc after $took s)"
+  fi
   # A rank that skips a call across the hosts: within the timeout + 10 s the job ends, and the
   # watchdog's report (or the same account in the Error of a wait in shared memory) names the call
   # and places the rank on host B. skipped_call LABEL RANK ACCOUNT SCENARIO: the fault probe's
