@@ -58,31 +58,6 @@ std::string parted_at(const Context& ctx, std::uint64_t key, std::uint64_t seq, 
          " called " + call_a + "; world rank " + std::to_string(rank_b) + " called " + call_b;
 }
 
-// What each member of `comm` does about `call`, by communicator rank: host peers from the board,
-// ranks on other hosts from their hosts' watchdogs where they can be asked (ThreadLevel::Multiple);
-// empty for this rank and for ranks that cannot be seen from here (or whose host did not answer
-// within `patience_seconds`).
-std::vector<std::optional<PeerView>> views_of_members(const Context& ctx, const CommDescriptor& comm,
-                                                      const EntrySnapshot& call, std::int64_t now,
-                                                      double patience_seconds) {
-  std::vector<std::optional<PeerView>> views(comm.world_ranks.size());
-  std::vector<int> elsewhere;
-  for (std::size_t i = 0; i < comm.world_ranks.size(); ++i) {
-    const int world_rank = comm.world_ranks[i];
-    if (world_rank == ctx.topology.rank) continue;
-    if (const RankRecord* peer = ctx.board->peer(world_rank))
-      views[i] = view_of(*peer, call.comm_key, call.seq, now);
-    else
-      elsewhere.push_back(world_rank);
-  }
-  if (ctx.remote && ctx.remote->enabled() && !elsewhere.empty()) {
-    const auto answers = ctx.remote->ask(call.comm_key, call.seq, elsewhere, patience_seconds);
-    for (std::size_t i = 0; i < comm.world_ranks.size(); ++i)
-      if (const auto it = answers.find(comm.world_ranks[i]); it != answers.end()) views[i] = it->second;
-  }
-  return views;
-}
-
 }  // namespace
 
 std::string describe_wait_in_flight() {
@@ -115,9 +90,24 @@ std::string describe_absent_ranks(const Context& ctx, const EntrySnapshot& call,
                                   std::vector<int>* reporting_elsewhere) {
   const CommDescriptor* comm = ctx.recorder->find(call.comm_key);
   if (comm == nullptr || call.seq == 0) return "  (the members of this communicator are not known here)\n";
+  // Host peers from the board; ranks on other hosts from their hosts' watchdogs, where they can be asked.
   const int me = ctx.topology.rank;
-  const auto views = views_of_members(ctx, *comm, call, now, remote_patience_seconds);
+  std::vector<std::optional<PeerView>> views(comm->world_ranks.size());
+  std::vector<int> elsewhere;
+  for (std::size_t i = 0; i < comm->world_ranks.size(); ++i) {
+    const int world_rank = comm->world_ranks[i];
+    if (world_rank == me) continue;
+    if (const RankRecord* peer = ctx.board->peer(world_rank))
+      views[i] = view_of(*peer, call.comm_key, call.seq, now);
+    else
+      elsewhere.push_back(world_rank);
+  }
   const bool can_ask = ctx.remote && ctx.remote->enabled();
+  if (can_ask && !elsewhere.empty()) {
+    const auto answers = ctx.remote->ask(call.comm_key, call.seq, elsewhere, remote_patience_seconds);
+    for (std::size_t i = 0; i < comm->world_ranks.size(); ++i)
+      if (const auto it = answers.find(comm->world_ranks[i]); it != answers.end()) views[i] = it->second;
+  }
 
   int absent = 0;
   std::string lines, mismatched;
@@ -323,20 +313,25 @@ void Watchdog::check_consistency() {
 // started it: host peers, and at ThreadLevel::Multiple the ranks of other hosts, asked. Arguments
 // that differ by rank can hold a call inside MPI (Open MPI's all_to_all with counts that differ
 // waited in 6 of 10 jobs) or complete it on some ranks with wrong data, and would otherwise wait
-// out the whole timeout before its report named the difference. Both the
-// hashes and the calls as described must differ (the report names what each rank called), at two
-// checks in a row: a mismatch that mpidist turns into an Error on every rank (MPIDIST_VALIDATE=1's
-// agreement, a type the receivers refuse) ends the call within milliseconds of the late rank's
-// start, and must stay an Error, not end the job.
+// out the whole timeout before its report named the difference. Both the hashes and the calls as
+// described must differ (the report names what each rank called), at two checks in a row: a
+// mismatch that mpidist turns into an Error on every rank (MPIDIST_VALIDATE=1's agreement, a type
+// the receivers refuse) ends the call within milliseconds of the late rank's start, and must stay
+// an Error, not end the job.
 void Watchdog::check_call_in_flight(const EntrySnapshot& call, std::int64_t now) {
   const std::uint64_t suspected = std::exchange(suspect_id_, 0);
   if (call.seq == 0 || now - call.start_ns < consistency_period_ns) return;
   const CommDescriptor* comm = ctx_.recorder->find(call.comm_key);
   if (comm == nullptr) return;
-  // Answers take milliseconds; a host that does not answer costs this tick half a second.
-  const auto views = views_of_members(ctx_, *comm, call, now, 0.5);
-  for (std::size_t i = 0; i < views.size(); ++i) {
-    const EntrySnapshot* theirs = views[i] ? called_differently(*views[i], call) : nullptr;
+  const auto& elsewhere = other_hosts_in(call, *comm, now);
+  for (const int world_rank : comm->world_ranks) {
+    if (world_rank == ctx_.topology.rank) continue;
+    std::optional<PeerView> view;
+    if (const RankRecord* peer = ctx_.board->peer(world_rank))
+      view = view_of(*peer, call.comm_key, call.seq, now);
+    else if (const auto it = elsewhere.find(world_rank); it != elsewhere.end())
+      view = it->second;
+    const EntrySnapshot* theirs = view ? called_differently(*view, call) : nullptr;
     if (theirs == nullptr || theirs->hash == call.hash) continue;
     if (suspected != call.id) {
       suspect_id_ = call.id;
@@ -344,8 +339,29 @@ void Watchdog::check_call_in_flight(const EntrySnapshot& call, std::int64_t now)
     }
     report_inconsistency(call.comm_key, call.seq - 1,
                          parted_at(ctx_, call.comm_key, call.seq, ctx_.topology.rank,
-                                   describe_call(call) + " (still in it)", comm->world_ranks[i], describe_call(*theirs)));
+                                   describe_call(call) + " (still in it)", world_rank, describe_call(*theirs)));
   }
+}
+
+// The members of `comm` on other hosts that have started `call`, as their hosts' watchdogs said.
+// Asked 1, 2, 4, 8 ... s into the call, about the members not seen in it yet: a job of thousands of
+// ranks waiting for one slow rank sends its host ten queries a rank in 600 s, not one a second.
+const std::map<int, PeerView>& Watchdog::other_hosts_in(const EntrySnapshot& call, const CommDescriptor& comm,
+                                                        std::int64_t now) {
+  if (other_hosts_.call_id != call.id) other_hosts_ = {call.id, consistency_period_ns, {}};
+  if (!ctx_.remote || !ctx_.remote->enabled() || now - call.start_ns < other_hosts_.next_ask_age_ns)
+    return other_hosts_.started;
+  other_hosts_.next_ask_age_ns *= 2;
+  std::vector<int> unseen;
+  for (const int world_rank : comm.world_ranks)
+    if (ctx_.board->peer(world_rank) == nullptr && !other_hosts_.started.contains(world_rank))
+      unseen.push_back(world_rank);
+  if (unseen.empty()) return other_hosts_.started;
+  // Answers take milliseconds; a host that does not answer costs this tick half a second.
+  for (const auto& [world_rank, view] : ctx_.remote->ask(call.comm_key, call.seq, unseen, 0.5))
+    if (view.at_seq.valid && view.at_seq.comm_key == call.comm_key && view.at_seq.seq == call.seq)
+      other_hosts_.started[world_rank] = view;
+  return other_hosts_.started;
 }
 
 void Watchdog::report_inconsistency(std::uint64_t key, std::uint64_t done, std::string where) {

@@ -16,10 +16,12 @@
 #include <thread>
 #include <vector>
 
+#include "watch/peer_view.hpp"
 #include "watch/progress_record.hpp"
 
 namespace mpidist::detail {
 
+struct CommDescriptor;
 struct Context;
 
 class Watchdog {
@@ -42,12 +44,20 @@ class Watchdog {
   void warn_stall(const EntrySnapshot& call, std::int64_t now);
   void check_consistency();
   void check_call_in_flight(const EntrySnapshot& call, std::int64_t now);
+  const std::map<int, PeerView>& other_hosts_in(const EntrySnapshot& call, const CommDescriptor& comm, std::int64_t now);
   [[noreturn]] void report_inconsistency(std::uint64_t key, std::uint64_t done, std::string where);
 
   Context& ctx_;
   double stall_warn_seconds_;
   std::uint64_t warned_id_ = 0;
   std::uint64_t suspect_id_ = 0;  // the call in flight that another rank made differently at the last check
+  // Other hosts' members that have started the call in flight, as their hosts answered (what a rank
+  // called does not change once it started it), and when to ask about the others next.
+  struct OtherHosts {
+    std::uint64_t call_id = 0;
+    std::int64_t next_ask_age_ns = 0;
+    std::map<int, PeerView> started;  // by world rank
+  } other_hosts_;
   std::int64_t next_consistency_ns_ = 0;
   std::mutex mutex_;
   std::condition_variable wake_;
