@@ -8,7 +8,6 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 
 #include "core/context.hpp"
 #include "watch/flight_recorder.hpp"
@@ -86,17 +85,6 @@ bool sent_by_peer_ending_the_job(const Context& ctx, const siginfo_t* info) noex
   return false;
 }
 
-// Dumped at a host peer's request: stay until the other ranks it asked have dumped too (at most
-// 1 s, as long as it waits for them). Hydra SIGKILLs every rank the moment one dies, which cut
-// short a dump still being written.
-void stay_until_host_peers_said_theirs(const Context& ctx) noexcept {
-  const std::int64_t deadline = steady_now_ns() + 1'000'000'000;
-  while (host_peer_silent(ctx) && steady_now_ns() < deadline) {
-    timespec step{0, 5'000'000};
-    ::nanosleep(&step, nullptr);
-  }
-}
-
 void on_fatal(int signal, siginfo_t* info, void* context) {
   // The first fatal signal reports; a second one (a crash while reporting) goes straight through.
   // A SIGTERM that arrives while that report is being written is dropped: host peers ending the
@@ -114,7 +102,7 @@ void on_fatal(int signal, siginfo_t* info, void* context) {
       // Said and dumped: a host peer ending the job (job_end.cpp) need not wait for this rank.
       if (signal == SIGTERM) reported.store(report_out, std::memory_order_release);
       if (signal == SIGTERM && !reporting && sent_by_peer_ending_the_job(*ctx, info))
-        stay_until_host_peers_said_theirs(*ctx);
+        await_host_peers_answers(*ctx);
     }
     g_handling.store(2);
   } else if (state == 1 && signal == SIGTERM) {

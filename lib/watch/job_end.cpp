@@ -62,6 +62,18 @@ void pause_briefly(const Context& ctx) noexcept {
   ::nanosleep(&step, nullptr);
 }
 
+// Pauses with `pause` while a live rank of this host has not said its part, for at most the time
+// the rank ending the job gives the ranks it sent SIGTERM.
+template <class Pause>
+void await_answers(const Context& ctx, Pause&& pause) noexcept {
+  const std::int64_t answered = steady_now_ns() + answer_wait_ns;
+  for (bool silent = true; silent && steady_now_ns() < answered;) {
+    silent = false;
+    for_each_silent_peer(ctx, [&](const RankRecord&) { silent = true; });
+    if (silent) pause();
+  }
+}
+
 void await_host_reports(const Context& ctx) noexcept {
   if (!ctx.board) return;
   // First the ranks about to report on their own (a wait of theirs times out too).
@@ -73,20 +85,18 @@ void await_host_reports(const Context& ctx) noexcept {
   }
   // Then the rest: SIGTERM, which each answers with what it is in and a dump before it dies.
   for_each_silent_peer(ctx, [](const RankRecord& peer) { ::kill(static_cast<pid_t>(peer.header.pid.load()), SIGTERM); });
-  const std::int64_t answered = steady_now_ns() + answer_wait_ns;
-  for (bool silent = true; silent && steady_now_ns() < answered;) {
-    silent = false;
-    for_each_silent_peer(ctx, [&](const RankRecord&) { silent = true; });
-    if (silent) pause_briefly(ctx);
-  }
+  await_answers(ctx, [&] { pause_briefly(ctx); });
 }
 
 }  // namespace
 
-bool host_peer_silent(const Context& ctx) noexcept {
-  bool silent = false;
-  if (ctx.board) for_each_silent_peer(ctx, [&](const RankRecord&) { silent = true; });
-  return silent;
+void await_host_peers_answers(const Context& ctx) noexcept {
+  if (!ctx.board) return;
+  // In a signal handler: no serving of queries, only a plain sleep.
+  await_answers(ctx, [] {
+    timespec step{0, 5'000'000};
+    ::nanosleep(&step, nullptr);
+  });
 }
 
 void end_job_after_report(Context& ctx, MPI_Comm comm, bool mpi_thread, const ReportsElsewhere& elsewhere) noexcept {

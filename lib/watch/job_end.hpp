@@ -27,11 +27,13 @@ struct ReportsElsewhere {
 /// The rank that answers other hosts' queries (its host's first) answers `elsewhere`'s before its
 /// report counts as out, for at most 1.5 s, and every query while it waits.
 /// `mpi_thread`: whether the calling thread is the one that makes MPI calls.
-/// Whether a live rank of this host, other than this one, has not said its part yet (reported and
-/// dumped, or answered end_job_after_report's SIGTERM). Async-signal-safe.
-bool host_peer_silent(const Context& ctx) noexcept;
-
 [[noreturn]] void end_job_after_report(Context& ctx, MPI_Comm comm, bool mpi_thread,
                                        const ReportsElsewhere& elsewhere = {}) noexcept;
+
+/// For a rank that said its part on end_job_after_report's SIGTERM: waits until the other ranks of
+/// this host asked with it have said theirs, at most as long as the asking rank waits for them
+/// (1 s). Hydra SIGKILLs every rank the moment one dies, which would cut their dumps short.
+/// Async-signal-safe.
+void await_host_peers_answers(const Context& ctx) noexcept;
 
 }  // namespace mpidist::detail
