@@ -29,6 +29,9 @@ constexpr std::int64_t consistency_period_ns = 1'000'000'000;
 constexpr double grace_seconds = 1.0;
 // How long a report waits for other hosts' answers: it must still end the job within timeout + 5 s.
 constexpr double remote_patience_seconds = 1.5;
+// The background checks' (once a second): answers take milliseconds; a host that does not answer
+// costs the tick this much.
+constexpr double background_patience_seconds = 0.5;
 
 std::string seconds(double ns) {
   char text[32];
@@ -42,13 +45,15 @@ std::string join(const std::vector<int>& ranks) {
   return text;
 }
 
+// Whether a peer's view holds its record of `call` (it started that call).
+bool holds_its_record(const PeerView& view, const EntrySnapshot& call) {
+  const EntrySnapshot& theirs = view.at_seq;
+  return theirs.valid && theirs.comm_key == call.comm_key && theirs.seq == call.seq;
+}
+
 // A peer's record of `call` where it made that call with other arguments, else nullptr.
 const EntrySnapshot* called_differently(const PeerView& view, const EntrySnapshot& call) {
-  const EntrySnapshot& theirs = view.at_seq;
-  return theirs.valid && theirs.comm_key == call.comm_key && theirs.seq == call.seq &&
-                 describe_call(theirs) != describe_call(call)
-             ? &theirs
-             : nullptr;
+  return holds_its_record(view, call) && describe_call(view.at_seq) != describe_call(call) ? &view.at_seq : nullptr;
 }
 
 // Where two ranks' calls parted: "#4 on world: world rank 0 called ...; world rank 1 called ...".
@@ -297,8 +302,7 @@ void Watchdog::check_consistency() {
   }
   const auto& host = ctx_.board->host_ranks();
   if (ctx_.remote && ctx_.remote->enabled() && !host.empty() && host.front() == mine.header.world_rank) {
-    // Answers take milliseconds; a host that does not answer costs this tick half a second.
-    const HashConflict conflict = ctx_.remote->compare_hashes(0.5);
+    const HashConflict conflict = ctx_.remote->compare_hashes(background_patience_seconds);
     if (conflict.key != 0) {
       const RankRecord* here = ctx_.board->peer(conflict.here);
       report_inconsistency(conflict.key, conflict.done,
@@ -357,10 +361,8 @@ const std::map<int, PeerView>& Watchdog::other_hosts_in(const EntrySnapshot& cal
     if (ctx_.board->peer(world_rank) == nullptr && !other_hosts_.started.contains(world_rank))
       unseen.push_back(world_rank);
   if (unseen.empty()) return other_hosts_.started;
-  // Answers take milliseconds; a host that does not answer costs this tick half a second.
-  for (const auto& [world_rank, view] : ctx_.remote->ask(call.comm_key, call.seq, unseen, 0.5))
-    if (view.at_seq.valid && view.at_seq.comm_key == call.comm_key && view.at_seq.seq == call.seq)
-      other_hosts_.started[world_rank] = view;
+  for (const auto& [world_rank, view] : ctx_.remote->ask(call.comm_key, call.seq, unseen, background_patience_seconds))
+    if (holds_its_record(view, call)) other_hosts_.started[world_rank] = view;
   return other_hosts_.started;
 }
 
