@@ -111,10 +111,13 @@ void finish_call(const CallTicket& ticket, bool failed) noexcept {
   }
   if (!failed && ticket.seq != 0) group->hash = ticket.hash;
   if (failed && group->failed_in_step && group->hash_after_failure) group->hash = *group->hash_after_failure;
+  // A call that broke the group is recorded with the hash it would have left (the group's own no
+  // longer counts), so that a peer that returned from it can be told whether it made the same call.
   if (ticket.id != 0)
     if (Context* ctx = context_if_initialized(); ctx != nullptr && ctx->recorder)
       ctx->recorder->end(ticket.id, failed ? CallState::Failed : CallState::Completed,
-                         ticket.seq != 0 ? group->progress_slot : -1, ticket.seq, group->hash, breaks);
+                         ticket.seq != 0 ? group->progress_slot : -1, ticket.seq, breaks ? ticket.hash : group->hash,
+                         breaks);
   if (ticket.owns) {
     group->failed_in_step = false;
     group->hash_after_failure.reset();

@@ -1,6 +1,7 @@
 // finalize()'s last consistency check of every communicator's calls.
 #include "watch/final_check.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <map>
@@ -12,8 +13,10 @@
 #include "core/mpi_check.hpp"
 #include "core/rank_prefix.hpp"
 #include "core/text_collectives.hpp"
+#include "watch/call_mismatch.hpp"
 #include "watch/call_scope.hpp"
 #include "watch/job_end.hpp"
+#include "watch/peer_view.hpp"
 
 namespace mpidist::detail {
 namespace {
@@ -21,16 +24,23 @@ namespace {
 struct Progress {
   std::uint64_t key, done, hash, failed_at;
 };
-using Table = std::array<Progress, tracked_communicators>;
+// A rank's progress on every communicator it tracks, and the last call where one broke here
+// (a communicator that broke and was freed since has no slot).
+struct Table {
+  std::array<Progress, tracked_communicators> comms;
+  std::uint64_t broke_key, broke_seq;
+};
 
 Table snapshot(const RankRecord& record) {
   Table table{};
   for (std::size_t i = 0; i < tracked_communicators; ++i) {
     const auto& slot = record.header.comms[i];
-    table[i].key = slot.key.load(std::memory_order_acquire);
-    if (table[i].key != 0) read_progress(slot, table[i].done, table[i].hash);
-    table[i].failed_at = slot.failed_at.load(std::memory_order_acquire);
+    table.comms[i].key = slot.key.load(std::memory_order_acquire);
+    if (table.comms[i].key != 0) read_progress(slot, table.comms[i].done, table.comms[i].hash);
+    table.comms[i].failed_at = slot.failed_at.load(std::memory_order_acquire);
   }
+  const auto last = read_entry(record, record.header.last_break.load(std::memory_order_acquire));
+  if (last.valid) table.broke_key = last.comm_key, table.broke_seq = last.seq;
   return table;
 }
 
@@ -106,6 +116,58 @@ std::string where_they_parted(const std::vector<std::string>& histories, const s
   return text + " (the calls where they parted have left the flight recorder)";
 }
 
+// A rank's record of a call where a communicator broke, as every rank receives it.
+struct HeldCall {
+  EntrySnapshot entry;       // not valid where the rank holds no record of it
+  std::int32_t comm_rank = -1;
+};
+
+// The call where each communicator first broke (the lowest failed_at of its members), the same
+// list on every rank.
+std::vector<std::pair<std::uint64_t, std::uint64_t>> first_breaks(const std::vector<Table>& all) {
+  std::map<std::uint64_t, std::uint64_t> first;
+  const auto add = [&first](std::uint64_t key, std::uint64_t seq) {
+    if (key == 0 || seq == 0) return;
+    const auto [it, added] = first.emplace(key, seq);
+    if (!added) it->second = std::min(it->second, seq);
+  };
+  for (const Table& table : all) {
+    for (const Progress& p : table.comms) add(p.key, p.failed_at);
+    add(table.broke_key, table.broke_seq);
+  }
+  return {first.begin(), first.end()};
+}
+
+// A rank that returned from a call where a communicator broke on another rank, which made it with
+// other arguments and whose data it received (call_mismatch.hpp): the report, and in `reporter` the
+// rank that prints it (the one with the wrong result); "" when none. Collective over the world
+// where a communicator broke.
+std::string wrong_completion(Context& ctx, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& breaks,
+                             int& reporter) {
+  if (breaks.empty()) return "";
+  std::vector<HeldCall> mine(breaks.size());
+  for (std::size_t i = 0; i < breaks.size(); ++i) {
+    const CommDescriptor* comm = ctx.recorder->find(breaks[i].first);
+    if (comm == nullptr) continue;
+    mine[i] = {find_call(ctx.recorder->record(), breaks[i].first, breaks[i].second), comm->rank};
+  }
+  const int size = ctx.world->topology.size;
+  std::vector<HeldCall> held(breaks.size() * static_cast<std::size_t>(size));
+  const auto bytes = static_cast<int>(breaks.size() * sizeof(HeldCall));
+  MPIDIST_MPI_CHECK(MPI_Allgather(mine.data(), bytes, MPI_BYTE, held.data(), bytes, MPI_BYTE, ctx.world->control));
+  const auto at = [&](int rank, std::size_t i) -> const HeldCall& { return held[static_cast<std::size_t>(rank) * breaks.size() + i]; };
+  for (std::size_t i = 0; i < breaks.size(); ++i)
+    for (int failed = 0; failed < size; ++failed)
+      for (int completed = 0; completed < size; ++completed) {
+        const HeldCall &f = at(failed, i), &c = at(completed, i);
+        if (!completed_wrongly(c.entry, c.comm_rank, f.entry, f.comm_rank)) continue;
+        reporter = completed;
+        return "a rank returned from a call that another rank made differently, and failed: " +
+               wrong_completion_text(ctx, c.entry, completed, f.entry, failed);
+      }
+  return "";
+}
+
 }  // namespace
 
 void check_at_finalize(Context& ctx) {
@@ -116,45 +178,51 @@ void check_at_finalize(Context& ctx) {
   std::vector<Table> all(static_cast<std::size_t>(size));
   {
     CallScope scope(world, Fingerprint{"finalize"});
-    MPIDIST_MPI_CHECK(MPI_Allgather(mine.data(), sizeof(Table), MPI_BYTE, all.data(), sizeof(Table), MPI_BYTE, world.control));
+    MPIDIST_MPI_CHECK(MPI_Allgather(&mine, sizeof(Table), MPI_BYTE, all.data(), sizeof(Table), MPI_BYTE, world.control));
   }
   // Every rank holds the same table, so every rank finds the same first disagreement.
-  // A communicator on which a call raised an Error somewhere is left out: that Error was the report.
-  auto failed_somewhere = [&all](std::uint64_t key) {
-    for (const Table& table : all)
-      for (const Progress& q : table)
-        if (q.key == key && q.failed_at != 0) return true;
-    return false;
+  // A communicator on which a call raised an Error somewhere is left out of the hash comparison
+  // (that Error was the report), but not a rank that returned wrongly from the call where it broke.
+  const auto breaks = first_breaks(all);
+  auto failed_somewhere = [&breaks](std::uint64_t key) {
+    return std::any_of(breaks.begin(), breaks.end(), [key](const auto& b) { return b.first == key; });
   };
   std::uint64_t bad_key = 0;
   for (int r = 0; r < size && bad_key == 0; ++r)
-    for (const Progress& p : all[static_cast<std::size_t>(r)]) {
+    for (const Progress& p : all[static_cast<std::size_t>(r)].comms) {
       if (p.key == 0 || failed_somewhere(p.key)) continue;
       for (const Table& other : all)
-        for (const Progress& q : other)
+        for (const Progress& q : other.comms)
           if (q.key == p.key && (q.done != p.done || q.hash != p.hash)) bad_key = p.key;
       if (bad_key != 0) break;
     }
-  if (bad_key == 0) return;
-  std::vector<int> members;  // world ranks holding the communicator, in its rank order
-  std::vector<std::uint64_t> done;
-  const CommDescriptor* comm = ctx.recorder->find(bad_key);
-  const std::string name = comm ? comm->name : ctx.recorder->comm_name(bad_key);
-  std::vector<int> order;
-  if (comm) order = comm->world_ranks;
-  for (int r = 0; r < size && !comm; ++r) order.push_back(r);  // not a member here: world order
-  for (const int r : order)
-    for (const Progress& p : all[static_cast<std::size_t>(r)])
-      if (p.key == bad_key) members.push_back(r), done.push_back(p.done);
-  const auto histories = all_gather_text(world.control, history(ctx.recorder->record(), bad_key));
-  const std::string report = "consistency check at finalize: the ranks of " + name +
-                             " did not make the same collectives: " + where_they_parted(histories, members, done, name) +
-                             "\n";
+  std::string where;
+  int reporter = 0;
+  if (bad_key != 0) {
+    std::vector<int> members;  // world ranks holding the communicator, in its rank order
+    std::vector<std::uint64_t> done;
+    const CommDescriptor* comm = ctx.recorder->find(bad_key);
+    const std::string name = comm ? comm->name : ctx.recorder->comm_name(bad_key);
+    std::vector<int> order;
+    if (comm) order = comm->world_ranks;
+    for (int r = 0; r < size && !comm; ++r) order.push_back(r);  // not a member here: world order
+    for (const int r : order)
+      for (const Progress& p : all[static_cast<std::size_t>(r)].comms)
+        if (p.key == bad_key) members.push_back(r), done.push_back(p.done);
+    const auto histories = all_gather_text(world.control, history(ctx.recorder->record(), bad_key));
+    where = "the ranks of " + name + " did not make the same collectives: " +
+            where_they_parted(histories, members, done, name);
+    reporter = members.front();
+  } else {
+    where = wrong_completion(ctx, breaks, reporter);
+    if (where.empty()) return;
+  }
+  const std::string report = "consistency check at finalize: " + where + "\n";
   // Reporting from here on, as the watchdog's reports do: a SIGTERM from another rank ending the job
   // lets this dump stand instead of writing its own.
   ctx.recorder->record().header.reported.store(1, std::memory_order_release);
   const bool dumped = ctx.recorder->dump("consistency", report.c_str());
-  if (ctx.topology.rank == members.front()) {
+  if (ctx.topology.rank == reporter) {
     std::fprintf(stderr, "mpidist: %s%s%s  ending the job (MPI_Abort)\n", rank_prefix().c_str(), report.c_str(),
                  dumped ? ("  flight recorder: " + ctx.recorder->dump_path() + "\n").c_str() : "");
     std::fflush(stderr);

@@ -241,6 +241,7 @@ void FlightRecorder::end(std::uint64_t id, CallState state, int slot, std::uint6
     if (broke && progress.failed_at.load(std::memory_order_relaxed) == 0)
       progress.failed_at.store(seq, std::memory_order_release);
   }
+  if (broke) h.last_break.store(id, std::memory_order_release);
   h.last_done.store(id, std::memory_order_release);
   if (h.current.load(std::memory_order_relaxed) == id) h.current.store(0, std::memory_order_release);
 }

@@ -66,6 +66,18 @@ bool read_progress(const CommProgress& slot, std::uint64_t& done, std::uint64_t&
   return slot.version.load(std::memory_order_relaxed) == before;
 }
 
+std::vector<std::pair<std::uint64_t, std::uint64_t>> broken_calls(const RankRecord& record) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> calls;
+  for (const auto& slot : record.header.comms) {
+    const auto key = slot.key.load(std::memory_order_acquire), seq = slot.failed_at.load(std::memory_order_acquire);
+    if (key != 0 && seq != 0) calls.emplace_back(key, seq);
+  }
+  const auto last = read_entry(record, record.header.last_break.load(std::memory_order_acquire));
+  if (last.valid && std::find(calls.begin(), calls.end(), std::pair{last.comm_key, last.seq}) == calls.end())
+    calls.emplace_back(last.comm_key, last.seq);
+  return calls;
+}
+
 bool comparable_progress(const CommProgress* slot, std::uint64_t& done, std::uint64_t& hash) noexcept {
   return slot != nullptr && slot->key.load(std::memory_order_acquire) != 0 && read_progress(*slot, done, hash) &&
          done != 0 && slot->failed_at.load() == 0;

@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace mpidist::detail {
 
@@ -29,7 +31,8 @@ struct TraceEntry {
   std::uint64_t seq = 0;       // its sequence number there; 0 for calls outside the sequence
   std::uint64_t count = 0;
   std::uint64_t bytes = 0;
-  std::uint64_t hash = 0;      // the communicator's running fingerprint hash after this call
+  std::uint64_t hash = 0;      // the communicator's running fingerprint hash after this call (as if completed
+                               // where the call broke the communicator)
   std::int64_t start_ns = 0;   // CLOCK_MONOTONIC (shared by a host's processes), read coarsely: 1-4 ms ticks
   std::atomic<std::int64_t> end_ns{0};
   std::atomic<CallState> state{CallState::Empty};
@@ -67,6 +70,7 @@ struct RankHeader {
   std::atomic<std::uint64_t> recorded{0};     // calls recorded; the ring holds the last `capacity`
   std::atomic<std::uint64_t> current{0};      // id of the call in flight, 0 when none
   std::atomic<std::uint64_t> last_done{0};    // id of the last call that finished
+  std::atomic<std::uint64_t> last_break{0};   // id of the last call that broke its communicator here, 0 if none
   std::atomic<std::uint32_t> finished{0};     // 1 once the rank is past finalize()
   std::atomic<std::uint32_t> reported{0};     // 1 while it reports and ends the job, report_out once said
   std::int32_t world_rank = -1;
@@ -113,6 +117,11 @@ EntrySnapshot read_entry(const RankRecord& record, std::uint64_t id) noexcept;
 
 /// (done, hash) of `slot`, read consistently; false while the owner was writing it.
 bool read_progress(const CommProgress& slot, std::uint64_t& done, std::uint64_t& hash) noexcept;
+
+/// The calls where a communicator broke on `record`'s rank, as (communicator key, sequence
+/// number): every tracked communicator's (CommProgress::failed_at), and the last one, whose
+/// communicator may be gone since (RankHeader::last_break).
+std::vector<std::pair<std::uint64_t, std::uint64_t>> broken_calls(const RankRecord& record);
 
 /// (done, hash) of `slot` when the consistency checks may compare it: a slot in use, at least one
 /// call finished, not failed (a failed communicator stops counting), read consistently.

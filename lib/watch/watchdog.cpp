@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +14,7 @@
 
 #include "core/context.hpp"
 #include "core/rank_prefix.hpp"
+#include "watch/call_mismatch.hpp"
 #include "watch/flight_recorder.hpp"
 #include "watch/job_end.hpp"
 #include "watch/peer_view.hpp"
@@ -54,13 +56,6 @@ bool holds_its_record(const PeerView& view, const EntrySnapshot& call) {
 // A peer's record of `call` where it made that call with other arguments, else nullptr.
 const EntrySnapshot* called_differently(const PeerView& view, const EntrySnapshot& call) {
   return holds_its_record(view, call) && describe_call(view.at_seq) != describe_call(call) ? &view.at_seq : nullptr;
-}
-
-// Where two ranks' calls parted: "#4 on world: world rank 0 called ...; world rank 1 called ...".
-std::string parted_at(const Context& ctx, std::uint64_t key, std::uint64_t seq, int rank_a, const std::string& call_a,
-                      int rank_b, const std::string& call_b) {
-  return "#" + std::to_string(seq) + " on " + ctx.recorder->comm_name(key) + ": world rank " + std::to_string(rank_a) +
-         " called " + call_a + "; world rank " + std::to_string(rank_b) + " called " + call_b;
 }
 
 }  // namespace
@@ -248,6 +243,7 @@ void Watchdog::tick(std::int64_t now) {
   if (now >= next_consistency_ns_) {
     next_consistency_ns_ = now + consistency_period_ns;
     check_consistency();
+    check_broken_calls(now);
     if (call.valid && call.state == CallState::Started) check_call_in_flight(call, now);
   }
 }
@@ -364,6 +360,46 @@ const std::map<int, PeerView>& Watchdog::other_hosts_in(const EntrySnapshot& cal
   for (const auto& [world_rank, view] : ctx_.remote->ask(call.comm_key, call.seq, unseen, background_patience_seconds))
     if (holds_its_record(view, call)) other_hosts_.started[world_rank] = view;
   return other_hosts_.started;
+}
+
+// The call that broke a communicator on this rank (its Error was raised here), against every
+// other member's record of it. A member that returned from it, where this rank made it with other
+// arguments and its data reached that member, has a wrong result and no Error to say so (Open MPI's
+// all_to_all with blocks that differ by rank raises its error on the overrun ranks and returns on
+// the short one): the job ends naming both calls. Host peers are read every second until their
+// record of the call is final; other hosts, at ThreadLevel::Multiple, are asked 1, 2, 4 ... s after
+// the failure, about the members not settled yet.
+void Watchdog::check_broken_calls(std::int64_t now) {
+  const RankRecord& mine = ctx_.recorder->record();
+  for (const auto& [key, seq] : broken_calls(mine)) {
+    BrokenCall& broken = broken_calls_[key];
+    if (broken.seq != seq) broken = {seq, consistency_period_ns, {}};
+    const CommDescriptor* comm = ctx_.recorder->find(key);
+    if (comm == nullptr || broken.settled.size() + 1 >= comm->world_ranks.size()) continue;
+    const EntrySnapshot failed = find_call(mine, key, seq);
+    if (!failed.valid || failed.state != CallState::Failed) continue;  // left the flight recorder
+    const auto judge = [&](int world_rank, const PeerView& view) {
+      const auto at = std::find(comm->world_ranks.begin(), comm->world_ranks.end(), world_rank);
+      const bool held = holds_its_record(view, failed);
+      if (held && completed_wrongly(view.at_seq, static_cast<int>(at - comm->world_ranks.begin()), failed, comm->rank))
+        report_inconsistency(key, seq - 1, wrong_completion_text(ctx_, view.at_seq, world_rank, failed, ctx_.topology.rank));
+      const bool final = held ? view.at_seq.state != CallState::Started : view.started > seq;
+      if (final || view.has(PeerView::gone) || view.has(PeerView::finished)) broken.settled.insert(world_rank);
+    };
+    std::vector<int> elsewhere;
+    for (const int world_rank : comm->world_ranks) {
+      if (world_rank == ctx_.topology.rank || broken.settled.contains(world_rank)) continue;
+      if (const RankRecord* peer = ctx_.board->peer(world_rank))
+        judge(world_rank, view_of(*peer, key, seq, now));
+      else
+        elsewhere.push_back(world_rank);
+    }
+    if (elsewhere.empty() || !ctx_.remote || !ctx_.remote->enabled() || now - failed.end_ns < broken.next_ask_age_ns)
+      continue;
+    broken.next_ask_age_ns *= 2;
+    for (const auto& [world_rank, view] : ctx_.remote->ask(key, seq, elsewhere, background_patience_seconds))
+      judge(world_rank, view);
+  }
 }
 
 void Watchdog::report_inconsistency(std::uint64_t key, std::uint64_t done, std::string where) {

@@ -4,7 +4,8 @@
 // from the host peers' records, without MPI), dumps the flight recorder and ends the job. It also
 // warns about stalls (MPIDIST_STALL_WARN) and compares the fingerprint hashes of host peers in the
 // background, so mismatched calls that "succeeded" end the job instead of passing silently, and a
-// call in flight that another rank made differently ends it within seconds, not at its timeout.
+// call in flight that another rank made differently ends it within seconds, not at its timeout,
+// as does a rank that returned with wrong data from a call that broke on this rank.
 // Internal.
 #pragma once
 
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,6 +47,7 @@ class Watchdog {
   void check_consistency();
   void check_call_in_flight(const EntrySnapshot& call, std::int64_t now);
   const std::map<int, PeerView>& other_hosts_in(const EntrySnapshot& call, const CommDescriptor& comm, std::int64_t now);
+  void check_broken_calls(std::int64_t now);
   [[noreturn]] void report_inconsistency(std::uint64_t key, std::uint64_t done, std::string where);
 
   Context& ctx_;
@@ -58,6 +61,14 @@ class Watchdog {
     std::int64_t next_ask_age_ns = 0;
     std::map<int, PeerView> started;  // by world rank
   } other_hosts_;
+  // The call where a communicator broke on this rank (its Error was raised here), by communicator,
+  // until every other member's record of it is final; other hosts are asked 1, 2, 4 ... s after it.
+  struct BrokenCall {
+    std::uint64_t seq = 0;
+    std::int64_t next_ask_age_ns = 0;
+    std::set<int> settled;  // world ranks whose record of it is final, or that have gone
+  };
+  std::map<std::uint64_t, BrokenCall> broken_calls_;
   std::int64_t next_consistency_ns_ = 0;
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -22,6 +22,12 @@ using namespace std::chrono_literals;
 
 void computing(std::chrono::seconds how_long) { std::this_thread::sleep_for(how_long); }
 
+// FAULT_PROBE_COMPUTE_AFTER=S: every rank computes S seconds before its next call, so the
+// watchdog's background check, not finalize(), must find a mismatch that "succeeded".
+void compute_if_asked() {
+  if (const char* after = std::getenv("FAULT_PROBE_COMPUTE_AFTER")) computing(std::chrono::seconds(std::atoi(after)));
+}
+
 void warm_up() {
   std::vector<float> data(16, 1.0f);
   for (int i = 0; i < 3; ++i) mpidist::all_reduce(std::span<float>(data));
@@ -88,14 +94,12 @@ int run(const std::string& scenario, int odd_rank) {
       std::printf("probe: rank %d error: %s\n", me, e.what());
     }
     std::fflush(stdout);
-    // FAULT_PROBE_COMPUTE_AFTER=S: every rank computes S seconds before the next call, so the
-    // watchdog's background check, not finalize(), must find a mismatch that "succeeded".
-    if (const char* after = std::getenv("FAULT_PROBE_COMPUTE_AFTER")) computing(std::chrono::seconds(std::atoi(after)));
+    compute_if_asked();
     mpidist::barrier();
   } else if (scenario == "all-to-all-count") {
     // Equal blocks of 3 on the odd rank, 2 elsewhere, on a split of the world (which stays whole):
     // on MPI's own all_to_all (MPIDIST_HOST_ALLREDUCE=mpi) unchecked, the overrun ranks may get
-    // MPI's error or stay inside MPI, the odd rank returns.
+    // MPI's error or stay inside MPI, the odd rank returns with short blocks.
     const mpidist::Communicator comm = mpidist::world().split(0, me);
     const auto n = static_cast<std::size_t>(comm.size()), k = std::size_t{odd ? 3u : 2u};
     std::vector<float> in(k * n, static_cast<float>(me)), out(k * n, -1.0f);
@@ -106,6 +110,7 @@ int run(const std::string& scenario, int odd_rank) {
       std::printf("probe: rank %d error: %s\n", me, e.what());
     }
     std::fflush(stdout);
+    compute_if_asked();
     mpidist::barrier();
   } else if (scenario == "kill") {
     for (int i = 0;; ++i) {
