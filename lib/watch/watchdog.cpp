@@ -371,7 +371,8 @@ const std::map<int, PeerView>& Watchdog::other_hosts_in(const EntrySnapshot& cal
 // the failure, about the members not settled yet.
 void Watchdog::check_broken_calls(std::int64_t now) {
   const RankRecord& mine = ctx_.recorder->record();
-  for (const auto& [key, seq] : broken_calls(mine)) {
+  for (const auto& where : broken_calls(mine)) {
+    const std::uint64_t key = where.first, seq = where.second;  // plain names: the lambda below captures them
     BrokenCall& broken = broken_calls_[key];
     if (broken.seq != seq) broken = {seq, consistency_period_ns, {}};
     const CommDescriptor* comm = ctx_.recorder->find(key);
