@@ -22,13 +22,16 @@ namespace mpidist::detail {
 namespace {
 
 struct Progress {
-  std::uint64_t key, done, hash, failed_at;
+  std::uint64_t key, done, hash;
 };
-// A rank's progress on every communicator it tracks, and the last call where one broke here
-// (a communicator that broke and was freed since has no slot).
+struct Break {
+  std::uint64_t key, seq;  // {0, 0}: none
+};
+// A rank's progress on every communicator it tracks, and the calls where one broke here
+// (broken_calls(): every tracked communicator's, and the last, whose communicator may be freed).
 struct Table {
   std::array<Progress, tracked_communicators> comms;
-  std::uint64_t broke_key, broke_seq;
+  std::array<Break, tracked_communicators + 1> breaks;
 };
 
 Table snapshot(const RankRecord& record) {
@@ -37,10 +40,10 @@ Table snapshot(const RankRecord& record) {
     const auto& slot = record.header.comms[i];
     table.comms[i].key = slot.key.load(std::memory_order_acquire);
     if (table.comms[i].key != 0) read_progress(slot, table.comms[i].done, table.comms[i].hash);
-    table.comms[i].failed_at = slot.failed_at.load(std::memory_order_acquire);
   }
-  const auto last = read_entry(record, record.header.last_break.load(std::memory_order_acquire));
-  if (last.valid) table.broke_key = last.comm_key, table.broke_seq = last.seq;
+  const auto breaks = broken_calls(record);
+  for (std::size_t i = 0; i < breaks.size() && i < table.breaks.size(); ++i)
+    table.breaks[i] = {breaks[i].first, breaks[i].second};
   return table;
 }
 
@@ -122,19 +125,16 @@ struct HeldCall {
   std::int32_t comm_rank = -1;
 };
 
-// The call where each communicator first broke (the lowest failed_at of its members), the same
-// list on every rank.
+// The call where each communicator first broke (the lowest of its members' breaks), the same list
+// on every rank.
 std::vector<std::pair<std::uint64_t, std::uint64_t>> first_breaks(const std::vector<Table>& all) {
   std::map<std::uint64_t, std::uint64_t> first;
-  const auto add = [&first](std::uint64_t key, std::uint64_t seq) {
-    if (key == 0 || seq == 0) return;
-    const auto [it, added] = first.emplace(key, seq);
-    if (!added) it->second = std::min(it->second, seq);
-  };
-  for (const Table& table : all) {
-    for (const Progress& p : table.comms) add(p.key, p.failed_at);
-    add(table.broke_key, table.broke_seq);
-  }
+  for (const Table& table : all)
+    for (const Break& b : table.breaks) {
+      if (b.key == 0) continue;
+      const auto [it, added] = first.emplace(b.key, b.seq);
+      if (!added) it->second = std::min(it->second, b.seq);
+    }
   return {first.begin(), first.end()};
 }
 
