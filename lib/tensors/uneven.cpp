@@ -359,10 +359,13 @@ void host_exchange(const mpi::Exchange& e, const char* name) {
   else mpi::exchange(e);
 }
 
-void exchange(Group& group, const Request& r, const Prepared& p) {
-  naming_errors(group.name, [&] {
-    if (p.device) exchange_on_device(p.e, device_of(r, group.topology.rank), r.stream, r.name);
-    else host_exchange(p.e, r.name);
+// The exchange, started: a device exchange through NCCL returns the Work that waits for it; every
+// other path is done on return (null).
+std::unique_ptr<WorkState> start_exchange(Group& group, const Request& r, const Prepared& p) {
+  return naming_errors(group.name, [&]() -> std::unique_ptr<WorkState> {
+    if (p.device) return start_exchange_on_device(p.e, device_of(r, group.topology.rank), r.stream, r.name);
+    host_exchange(p.e, r.name);
+    return nullptr;
   });
 }
 
@@ -408,11 +411,16 @@ bool moves_nothing(const Request& r) {
   return false;
 }
 
-// The call's data, once prepared: voted in the exchange first where the ranks do so.
-void run_prepared(Group& group, const Request& r, const Fingerprint& fp, Prepared& p) {
+// The call's data, once prepared: voted in the exchange first where the ranks do so. Returns the
+// Work of a device exchange still in flight (start_exchange), else null.
+std::unique_ptr<WorkState> start_prepared(Group& group, const Request& r, const Fingerprint& fp, Prepared& p) {
   if (p.voted) decide_in_exchange(group, r, fp, p);
-  else if (moves_nothing(r)) return;
-  if (!p.exchanged) exchange(group, r, p);
+  else if (moves_nothing(r)) return nullptr;
+  return p.exchanged ? nullptr : start_exchange(group, r, p);
+}
+
+void run_prepared(Group& group, const Request& r, const Fingerprint& fp, Prepared& p) {
+  if (auto work = start_prepared(group, r, fp, p)) naming_errors(group.name, [&] { work->complete(); });
 }
 
 void run(Group& group, const Request& r) {
@@ -426,7 +434,8 @@ void run(Group& group, const Request& r) {
 // The non-blocking form: issued (numbered, checked, agreed) here as the blocking call is. A host
 // exchange, whose steps are MPI calls, goes to the communicator's lane at ThreadLevel::Multiple
 // and runs at issue below it (after the lane's queued steps), as the other MPI steps do; a device
-// exchange runs at issue (NCCL queues it on the stream, staging copies).
+// exchange starts at issue: NCCL queues it on the communicator's stream and the Work waits for it
+// (as the other device collectives' Work), staging copies at issue.
 Work run_async(Group& group, const Request& r) {
   if (alone(group)) return run_at_issue(group, r.name, [&] { run(group, r); });
   const Fingerprint fp = fingerprint(r, group.topology.size, true);
@@ -440,9 +449,9 @@ Work run_async(Group& group, const Request& r) {
     const bool mpi_free = !p.device && !p.voted && shm::exchange_without_mpi(p.e, r.name);
     if (p.device || p.voted || !lane_may_run(group, mpi_free, -1)) {
       drain(group);
-      run_prepared(group, r, fp, p);
+      Work started(start_prepared(group, r, fp, p));
       finish_call(ticket, false);
-      return Work();
+      return started;
     }
     if (mpi_free) shm::segment(group, r.name);  // made with MPI calls: here, on the caller's thread
   } catch (...) {

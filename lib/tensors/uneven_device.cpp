@@ -30,7 +30,7 @@ std::size_t extent(const mpi::Counts& counts, const mpi::Counts& displs) {
   return end;
 }
 
-void through_nccl(const mpi::Exchange& e, Stream stream, const char* name) {
+std::unique_ptr<WorkState> through_nccl(const mpi::Exchange& e, Stream stream, const char* name) {
   std::vector<DeviceMessage> messages;
   for (int r = 0; r < e.size; ++r) {
     const auto i = static_cast<std::size_t>(r);
@@ -42,7 +42,7 @@ void through_nccl(const mpi::Exchange& e, Stream stream, const char* name) {
   // Even with no message of its own a rank launches the (empty) group: the first device call of a
   // group creates its NCCL communicator, collectively.
   launch_open_batch(*e.group, name);
-  start_nccl_p2p(*e.group, name, messages, stream)->complete();
+  return start_nccl_p2p(*e.group, name, messages, stream);
 }
 
 // A device copy that has landed on return (the host side is a vector about to be read or freed).
@@ -72,9 +72,15 @@ void staged(const mpi::Exchange& e, int device, Stream stream, const char* name)
 
 }  // namespace
 
+std::unique_ptr<WorkState> start_exchange_on_device(const mpi::Exchange& e, int device, Stream stream,
+                                                    const char* name) {
+  if (nccl_built() && settings(name).backend != Backend::Mpi) return through_nccl(e, stream, name);
+  staged(e, device, stream, name);
+  return nullptr;
+}
+
 void exchange_on_device(const mpi::Exchange& e, int device, Stream stream, const char* name) {
-  if (nccl_built() && settings(name).backend != Backend::Mpi) through_nccl(e, stream, name);
-  else staged(e, device, stream, name);
+  if (auto work = start_exchange_on_device(e, device, stream, name)) work->complete();
 }
 
 void copy_own_block(const mpi::Exchange& e, int device, Stream stream, const char* name) {

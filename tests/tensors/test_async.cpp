@@ -486,6 +486,31 @@ TEST_F(Async, OnDeviceWithoutAStreamWaitBlocksUntilDone) {
   EXPECT_TRUE(w.test());
   EXPECT_EQ(a.read(), ref.read());  // a synchronous copy: the emulation refuses it while the collective is pending
 }
+
+// The uneven calls on device memory are queued at issue as the others are (they had waited at
+// issue for their NCCL group to finish, the peers' issue included): all_to_all of equal blocks and
+// all_gather_v, whose paths every rank knows without a vote.
+TEST_F(Async, OnDeviceUnevenCallsAreQueuedAtIssue) {
+  if (!through_nccl() || agreed_at_issue() || mpidist::world_size() < 2)
+    GTEST_SKIP() << "NCCL on device memory, 2+ ranks, MPIDIST_VALIDATE=0 (the check agrees at issue)";
+  const auto size = static_cast<std::size_t>(mpidist::world_size());
+  const int me = mpidist::rank();
+  std::vector<float> values(size * 3);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(me * 100) + static_cast<float>(i);
+  TestBuffer<float> in(values), out{std::vector<float>(values.size())}, ref{std::vector<float>(values.size())};
+  mpidist::all_to_all(in.view(), ref.view());  // the NCCL communicator (made collectively) before the held-back calls
+  not_done_before_the_peers([&] { return mpidist::all_to_all_async(in.view(), out.view()); }).wait();
+  EXPECT_EQ(out.read(), ref.read());
+  // all_gather_v: rank r gives r + 1 elements.
+  std::vector<std::size_t> counts(size);
+  for (std::size_t r = 0; r < size; ++r) counts[r] = r + 1;
+  std::vector<float> mine(static_cast<std::size_t>(me) + 1, static_cast<float>(me));
+  std::vector<float> expected;
+  for (std::size_t r = 0; r < size; ++r) expected.insert(expected.end(), r + 1, static_cast<float>(r));
+  TestBuffer<float> part(mine), gathered{std::vector<float>(expected.size())};
+  not_done_before_the_peers([&] { return mpidist::all_gather_v_async(part.view(), gathered.view(), counts); }).wait();
+  EXPECT_EQ(gathered.read(), expected);
+}
 #endif
 
 }  // namespace
