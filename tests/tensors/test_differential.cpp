@@ -6,8 +6,9 @@
 // order). Each result is checked against the value computed locally, and an all-reduce's result
 // must be the same bits on every rank. Whatever path `auto` or MPIDIST_HOST_ALLREDUCE takes on the
 // run's layout, the answer may not change.
-//   MPIDIST_TEST_SEED (default 1), MPIDIST_TEST_ROUNDS (default 120): a failure names both, and the
-//   round, so that it can be run again alone; MPIDIST_TEST_VERBOSE=1 prints each call as it starts.
+//   MPIDIST_TEST_SEED (default 1), MPIDIST_TEST_ROUNDS (default 80; 30 under ASan): a failure names
+//   both, and the round, so that it can be run again alone; MPIDIST_TEST_VERBOSE=1 prints each call
+//   as it starts.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -165,10 +166,34 @@ struct Shape {
   std::vector<std::size_t> counts;  // the uneven calls': all_gather_v per rank, all_to_all row-major
 };
 
+// This rank's input to a reduction of `count` elements.
+template <class T>
+std::vector<T> reduced_values(const Shape& s, std::size_t count) {
+  std::vector<T> v(count);
+  for (std::size_t i = 0; i < count; ++i) v[i] = make<T>(reduced<T>(s.op, s.rank, i, s.salt, s.fractions));
+  return v;
+}
+
+// The reduced result of elements [first, first + s.count), as `got` must hold it.
+template <class T>
+void check_reduced(const std::vector<T>& got, const Shape& s, std::size_t first, const std::string& what) {
+  const auto want = [&](std::size_t i) { return reduced_expected<T>(s.op, s.size, first + i, s.salt, s.fractions); };
+  check_values(got, 0, s.count, want, s.fractions, what);
+}
+
+// Rank `rank`'s values to move, elements [first, first + count).
+template <class T>
+std::vector<T> moved_values(int rank, std::size_t count, std::uint64_t salt, std::size_t first = 0) {
+  std::vector<T> v(count);
+  for (std::size_t i = 0; i < count; ++i) v[i] = make<T>(moved<T>(rank, first + i, salt));
+  return v;
+}
+
 template <class T>
 class AllReduce : public Call {
  public:
-  explicit AllReduce(Shape s) : s_(std::move(s)), in_(values()), out_(stale<T>(s_.in_place ? 0 : s_.count)) {}
+  explicit AllReduce(Shape s)
+      : s_(std::move(s)), in_(reduced_values<T>(s_, s_.count)), out_(stale<T>(s_.in_place ? 0 : s_.count)) {}
   void run() override {
     if (s_.in_place) mpidist::all_reduce(*s_.comm, in_.view(), s_.op);
     else mpidist::all_reduce(*s_.comm, in_.view(), out_.view(), s_.op);
@@ -179,17 +204,11 @@ class AllReduce : public Call {
   }
   void check() override {
     const auto got = s_.in_place ? in_.read() : out_.read();
-    check_values(got, 0, s_.count, [&](std::size_t i) { return reduced_expected<T>(s_.op, s_.size, i, s_.salt, s_.fractions); },
-                 s_.fractions, what);
+    check_reduced(got, s_, 0, what);
     expect_same_bits(*s_.comm, got, what);
   }
 
  private:
-  std::vector<T> values() const {
-    std::vector<T> v(s_.count);
-    for (std::size_t i = 0; i < s_.count; ++i) v[i] = make<T>(reduced<T>(s_.op, s_.rank, i, s_.salt, s_.fractions));
-    return v;
-  }
   Shape s_;
   TestBuffer<T> in_, out_;
 };
@@ -197,30 +216,20 @@ class AllReduce : public Call {
 template <class T>
 class Broadcast : public Call {
  public:
-  explicit Broadcast(Shape s) : s_(std::move(s)), buffer_(values()) {}
+  explicit Broadcast(Shape s)
+      : s_(std::move(s)),
+        buffer_(s_.rank == s_.root ? moved_values<T>(s_.rank, s_.count, s_.salt) : stale<T>(s_.count)) {}
   void run() override { mpidist::broadcast(*s_.comm, buffer_.view(), s_.root); }
   mpidist::Work start() override { return mpidist::broadcast_async(*s_.comm, buffer_.view(), s_.root); }
   void check() override {
-    check_values(buffer_.read(), 0, s_.count, [&](std::size_t i) { return moved<T>(s_.root, i, s_.salt); }, false, what);
+    const auto want = [&](std::size_t i) { return moved<T>(s_.root, i, s_.salt); };
+    check_values(buffer_.read(), 0, s_.count, want, false, what);
   }
 
  private:
-  std::vector<T> values() const {
-    if (s_.rank != s_.root) return stale<T>(s_.count);
-    std::vector<T> v(s_.count);
-    for (std::size_t i = 0; i < s_.count; ++i) v[i] = make<T>(moved<T>(s_.rank, i, s_.salt));
-    return v;
-  }
   Shape s_;
   TestBuffer<T> buffer_;
 };
-
-template <class T>
-std::vector<T> moved_values(int rank, std::size_t count, std::uint64_t salt, std::size_t first = 0) {
-  std::vector<T> v(count);
-  for (std::size_t i = 0; i < count; ++i) v[i] = make<T>(moved<T>(rank, first + i, salt));
-  return v;
-}
 
 template <class T>
 class AllGather : public Call {
@@ -243,23 +252,15 @@ class AllGather : public Call {
 template <class T>
 class ReduceScatter : public Call {
  public:
-  explicit ReduceScatter(Shape s) : s_(std::move(s)), in_(values()), out_(stale<T>(s_.count)) {}
+  explicit ReduceScatter(Shape s)
+      : s_(std::move(s)), in_(reduced_values<T>(s_, s_.count * s_.size)), out_(stale<T>(s_.count)) {}
   void run() override { mpidist::reduce_scatter(*s_.comm, in_.view(), out_.view(), s_.op); }
   mpidist::Work start() override { return mpidist::reduce_scatter_async(*s_.comm, in_.view(), out_.view(), s_.op); }
   void check() override {
-    const std::size_t first = static_cast<std::size_t>(s_.rank) * s_.count;
-    const auto got = out_.read();
-    check_values(got, 0, s_.count,
-                 [&](std::size_t i) { return reduced_expected<T>(s_.op, s_.size, first + i, s_.salt, s_.fractions); },
-                 s_.fractions, what);
+    check_reduced(out_.read(), s_, static_cast<std::size_t>(s_.rank) * s_.count, what);
   }
 
  private:
-  std::vector<T> values() const {
-    std::vector<T> v(s_.count * s_.size);
-    for (std::size_t i = 0; i < v.size(); ++i) v[i] = make<T>(reduced<T>(s_.op, s_.rank, i, s_.salt, s_.fractions));
-    return v;
-  }
   Shape s_;
   TestBuffer<T> in_, out_;
 };
@@ -267,22 +268,14 @@ class ReduceScatter : public Call {
 template <class T>
 class Reduce : public Call {
  public:
-  explicit Reduce(Shape s) : s_(std::move(s)), in_(values()), out_(stale<T>(s_.count)) {}
+  explicit Reduce(Shape s) : s_(std::move(s)), in_(reduced_values<T>(s_, s_.count)), out_(stale<T>(s_.count)) {}
   void run() override { mpidist::reduce(*s_.comm, in_.view(), out_.view(), s_.op, s_.root); }
   mpidist::Work start() override { return mpidist::reduce_async(*s_.comm, in_.view(), out_.view(), s_.op, s_.root); }
   void check() override {
-    if (s_.rank != s_.root) return;
-    check_values(out_.read(), 0, s_.count,
-                 [&](std::size_t i) { return reduced_expected<T>(s_.op, s_.size, i, s_.salt, s_.fractions); },
-                 s_.fractions, what);
+    if (s_.rank == s_.root) check_reduced(out_.read(), s_, 0, what);
   }
 
  private:
-  std::vector<T> values() const {
-    std::vector<T> v(s_.count);
-    for (std::size_t i = 0; i < s_.count; ++i) v[i] = make<T>(reduced<T>(s_.op, s_.rank, i, s_.salt, s_.fractions));
-    return v;
-  }
   Shape s_;
   TestBuffer<T> in_, out_;
 };
@@ -319,7 +312,8 @@ class AllToAll : public Call {
     std::size_t first = 0;
     for (int from = 0; from < s_.size; ++from) {
       const std::size_t at = static_cast<std::size_t>(s_.rank) * 100003;
-      check_values(got, first, recv_[from], [&](std::size_t x) { return moved<T>(from, at + x, s_.salt); }, false, what);
+      const auto want = [&](std::size_t x) { return moved<T>(from, at + x, s_.salt); };
+      check_values(got, first, recv_[from], want, false, what);
       first += recv_[from];
     }
   }
@@ -366,7 +360,8 @@ class GatherScatter : public Call {
       in_ = std::make_unique<TestBuffer<T>>(moved_values<T>(s_.rank, s_.count, s_.salt));
       out_ = std::make_unique<TestBuffer<T>>(stale<T>(s_.rank == s_.root ? all : 0));
     } else {
-      in_ = std::make_unique<TestBuffer<T>>(s_.rank == s_.root ? moved_values<T>(s_.root, all, s_.salt) : std::vector<T>());
+      const bool root = s_.rank == s_.root;
+      in_ = std::make_unique<TestBuffer<T>>(root ? moved_values<T>(s_.root, all, s_.salt) : std::vector<T>());
       out_ = std::make_unique<TestBuffer<T>>(stale<T>(s_.count));
     }
   }
@@ -425,20 +420,14 @@ class AllReduceMany : public Call {
 template <class T>
 class ReducedPart : public Call {
  public:
-  ReducedPart(Shape s, std::string label) : s_(std::move(s)) {
+  ReducedPart(Shape s, std::string label)
+      : s_(std::move(s)), buffer_(std::make_unique<TestBuffer<T>>(reduced_values<T>(s_, s_.count))) {
     what = std::move(label);
-    std::vector<T> v(s_.count);
-    for (std::size_t i = 0; i < s_.count; ++i) v[i] = make<T>(reduced<T>(s_.op, s_.rank, i, s_.salt, s_.fractions));
-    buffer_ = std::make_unique<TestBuffer<T>>(v);
   }
   BufferView view() { return buffer_->view(); }
   void run() override {}
   mpidist::Work start() override { return {}; }
-  void check() override {
-    check_values(buffer_->read(), 0, s_.count,
-                 [&](std::size_t i) { return reduced_expected<T>(s_.op, s_.size, i, s_.salt, s_.fractions); },
-                 s_.fractions, what);
-  }
+  void check() override { check_reduced(buffer_->read(), s_, 0, what); }
 
  private:
   Shape s_;
@@ -489,6 +478,14 @@ std::vector<std::pair<std::string, Communicator>> communicators() {
   all.emplace_back("node", mpidist::world().local());
   return all;
 }
+
+// Rounds a run draws unless MPIDIST_TEST_ROUNDS says: 2-10 s a run, 3-4 times that under ASan,
+// where fewer rounds keep the sanitizer stage's runs short.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr std::uint64_t default_rounds = 30;
+#else
+constexpr std::uint64_t default_rounds = 80;
+#endif
 
 // The uneven calls' counts are drawn for up to this many ranks.
 constexpr std::size_t max_ranks = 8;
@@ -576,7 +573,7 @@ std::unique_ptr<Call> draw_call(Draw& draw, const std::vector<std::pair<std::str
 }
 
 TEST_F(Differential, EveryDrawnCallGivesTheComputedResult) {
-  const std::uint64_t seed = setting("MPIDIST_TEST_SEED", 1), rounds = setting("MPIDIST_TEST_ROUNDS", 120);
+  const std::uint64_t seed = setting("MPIDIST_TEST_SEED", 1), rounds = setting("MPIDIST_TEST_ROUNDS", default_rounds);
   const bool verbose = setting("MPIDIST_TEST_VERBOSE", 0) != 0;  // each call on each rank, before it starts
   ASSERT_LE(static_cast<std::size_t>(mpidist::world_size()), max_ranks) << "the draws are made for up to 8 ranks";
   const auto comms = communicators();
