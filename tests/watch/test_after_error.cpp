@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <future>
 #include <regex>
 #include <string>
 #include <vector>
@@ -49,14 +50,33 @@ void expect_all_done(const Job& job, int ranks) { EXPECT_EQ(count(job, "probe: r
 // MPI's blocking path (4 ranks on 2 cores), and across simulated nodes every leaders' step is a
 // blocking MPI call: there the watchdog's report under the same timeout ends the job, so those
 // cases run one job each, late by more than the timeout and the watchdog's second of grace.
-void late_case(int ranks, const std::string& which, const std::string& env, double late) {
-  const std::string name = which.substr(0, which.find(' '));
-  const auto job = run_probe(ranks, "late " + std::to_string(late) + " " + which, "MPIDIST_TIMEOUT=1 " + env, 120);
+struct LateCase {
+  std::string which, env;
+  double late;
+};
+
+Job run_late(int ranks, const LateCase& c) {
+  return run_probe(ranks, "late " + std::to_string(c.late) + " " + c.which, "MPIDIST_TIMEOUT=1 " + c.env, 120);
+}
+
+void check_late(int ranks, const LateCase& c, const Job& job) {
+  const std::string name = c.which.substr(0, c.which.find(' '));
   expect_no_wrong_answer(job);
-  EXPECT_EQ(count(job, "step 1 ok"), ranks) << which << "\n" << job.output;
+  EXPECT_EQ(count(job, "step 1 ok"), ranks) << c.which << "\n" << job.output;
   EXPECT_TRUE(count(job, "step 4 (ok|error)") == ranks || has(job, "watchdog: " + name + " #3 on world/split"))
-      << which << "\n" << job.output;
-  EXPECT_LT(job.seconds, late + 1 + 1 + 20) << which << "\n" << job.output;
+      << c.which << "\n" << job.output;
+  EXPECT_LT(job.seconds, c.late + 1 + 1 + 20) << c.which << "\n" << job.output;
+}
+
+// The cases' jobs two at a time: each mostly waits (the late rank's sleep, the timeout, the job's
+// end), so two side by side take little longer than one.
+void late_cases(int ranks, const std::vector<LateCase>& cases) {
+  for (std::size_t i = 0; i < cases.size(); i += 2) {
+    std::future<Job> second;
+    if (i + 1 < cases.size()) second = std::async(std::launch::async, run_late, ranks, cases[i + 1]);
+    check_late(ranks, cases[i], run_late(ranks, cases[i]));
+    if (second.valid()) check_late(ranks, cases[i + 1], second.get());
+  }
 }
 
 const std::vector<std::string> collectives{"all_reduce", "broadcast", "all_gather", "reduce_scatter", "reduce",
@@ -72,29 +92,33 @@ void late_rank(int ranks) {
   // finalize() ends a job whose waits gave up, naming the first communicator that broke.
   EXPECT_TRUE(has(in_line, "finalize: a collective timed out earlier in this job; communicator world/split(color 0) broke: ")) << in_line.output;
   EXPECT_NE(in_line.exit_code, 0) << in_line.output;
-  for (const auto& name : collectives) late_case(ranks, name + " 2097152", "", 1.4);
+  std::vector<LateCase> cases;
+  for (const auto& name : collectives) cases.push_back({name + " 2097152", "", 1.4});
+  late_cases(ranks, cases);
 }
 
 TEST(AfterErrorLate, EveryHostCollectiveAtTwoRanks) { late_rank(2); }
 TEST(AfterErrorLate, EveryHostCollectiveAtThreeRanks) { late_rank(3); }
 TEST(AfterErrorLate, EveryHostCollectiveAtFourRanks) { late_rank(4); }
 TEST(AfterErrorLate, EveryHostCollectiveOnSimulatedNodes) {
+  std::vector<LateCase> cases;
   for (const auto& name : collectives)
-    for (const char* elements : {" 4", " 2097152"}) late_case(4, name + elements, "MPIDIST_RANKS_PER_NODE=2", 2.5);
+    for (const char* elements : {" 4", " 2097152"}) cases.push_back({name + elements, "MPIDIST_RANKS_PER_NODE=2", 2.5});
   // The 2D all-reduce: its ranks wait in the cross-node step or in the segment, whose waits test
   // that step's requests.
-  late_case(4, "all_reduce 2097152", "MPIDIST_RANKS_PER_NODE=2 MPIDIST_HOST_ALLREDUCE=2d", 2.5);
+  const std::string two_d = "MPIDIST_RANKS_PER_NODE=2 MPIDIST_HOST_ALLREDUCE=2d";
+  cases.push_back({"all_reduce 2097152", two_d, 2.5});
   // The 2D all-gather and reduce-scatter: in the segment (testing their cross-node requests) or in
   // those requests' waits.
   for (const char* name : {"all_gather", "reduce_scatter"})
-    for (const char* elements : {" 4", " 2097152"})
-      late_case(4, name + std::string(elements), "MPIDIST_RANKS_PER_NODE=2 MPIDIST_HOST_ALLREDUCE=2d", 2.5);
+    for (const char* elements : {" 4", " 2097152"}) cases.push_back({name + std::string(elements), two_d, 2.5});
   // The paths through the nodes' leaders on the uneven 3 + 1 (forced): the leaders' MPI step is a
   // blocking call, the node's other ranks wait in its segment.
+  const std::string leaders = "MPIDIST_RANKS_PER_NODE=3 MPIDIST_HOST_ALLREDUCE=shm";
   for (const char* name : {"broadcast", "all_gather", "reduce_scatter"})
-    for (const char* elements : {" 4", " 2097152"})
-      late_case(4, name + std::string(elements), "MPIDIST_RANKS_PER_NODE=3 MPIDIST_HOST_ALLREDUCE=shm", 2.5);
-  late_case(4, "all_to_all 4", "MPIDIST_RANKS_PER_NODE=3 MPIDIST_HOST_ALLREDUCE=shm", 2.5);
+    for (const char* elements : {" 4", " 2097152"}) cases.push_back({name + std::string(elements), leaders, 2.5});
+  cases.push_back({"all_to_all 4", leaders, 2.5});
+  late_cases(4, cases);
 }
 
 // Case 2: set_timeout decides every wait, MPIDIST_TIMEOUT being only the default: longer and
