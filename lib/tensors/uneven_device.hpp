@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "mpi/uneven_collectives.hpp"
-#include "mpidist/work.hpp"
 #include "mpidist/collectives.hpp"
+#include "mpidist/work.hpp"
 
 namespace mpidist::detail {
 

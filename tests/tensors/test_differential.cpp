@@ -10,15 +10,17 @@
 //   both, and the round, so that it can be run again alone; MPIDIST_TEST_VERBOSE=1 prints each call
 //   as it starts.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <functional>
-#include <numeric>
+#include <iterator>
 #include <memory>
+#include <numeric>
 #include <random>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <mpi.h>
@@ -155,6 +157,7 @@ class Call {
   std::string what;
 };
 
+// A drawn call as its ranks know it: the communicator, this rank's place, and the arguments.
 struct Shape {
   const Communicator* comm;
   int rank, size;
