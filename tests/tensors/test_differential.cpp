@@ -461,12 +461,6 @@ constexpr const char* kinds[] = {"all_reduce",   "broadcast",  "all_gather", "re
                                  "all_to_all",   "all_to_all_v", "all_gather_v", "gather",       "scatter",
                                  "all_reduce_many", "average"};
 
-std::size_t element_size(DataType type) {
-  std::size_t bytes = 0;
-  with_type(type, [&]<class T>() { bytes = sizeof(T); });
-  return bytes;
-}
-
 // The six communicators, made alike on every rank (a null one where this rank is not a member).
 std::vector<std::pair<std::string, Communicator>> communicators() {
   const int me = mpidist::rank(), n = mpidist::world_size();
@@ -516,7 +510,7 @@ std::unique_ptr<Call> draw_call(Draw& draw, const std::vector<std::pair<std::str
 
   if (kind == "average" && type != DataType::Float32 && type != DataType::Float64) type = DataType::Float32;
   const int size = comm.size(), rank = comm.rank();
-  const std::size_t elem = element_size(type);
+  const std::size_t elem = mpidist::size_of(type);
   const bool blocks = kind == "reduce_scatter" || kind == "all_to_all" || kind == "all_to_all_v";
   std::size_t count = bytes / elem / (blocks ? static_cast<std::size_t>(size) : 1);
   if (kind == "all_to_all_v" || kind == "all_gather_v") count = std::max<std::size_t>(count, 1);
@@ -541,7 +535,7 @@ std::unique_ptr<Call> draw_call(Draw& draw, const std::vector<std::pair<std::str
       const DataType part_type = many->average ? type : all_types[part_draws[2 * p] % std::size(all_types)];
       Shape part = s;
       part.op = many->op;
-      part.count = part_draws[2 * p + 1] % (bytes / element_size(part_type) + 1);
+      part.count = part_draws[2 * p + 1] % (bytes / mpidist::size_of(part_type) + 1);
       part.salt = salt + p;
       with_type(part_type, [&]<class T>() {
         part.fractions = takes_fractions<T> && fractions_drawn;
