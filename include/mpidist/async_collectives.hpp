@@ -71,15 +71,15 @@ namespace mpidist {
 /// all_to_all, equal blocks and uneven blocks (the counts are copied).
 [[nodiscard]] Work all_to_all_async(BufferView in, BufferView out, Stream stream = nullptr);
 [[nodiscard]] Work all_to_all_async(const Communicator& comm, BufferView in, BufferView out, Stream stream = nullptr);
-[[nodiscard]] Work all_to_all_async(BufferView in, std::span<const std::size_t> send_counts, BufferView out,
-                                    std::span<const std::size_t> recv_counts, Stream stream = nullptr);
-[[nodiscard]] Work all_to_all_async(const Communicator& comm, BufferView in, std::span<const std::size_t> send_counts,
-                                    BufferView out, std::span<const std::size_t> recv_counts, Stream stream = nullptr);
+[[nodiscard]] Work all_to_all_async(BufferView in, Counts send_counts, BufferView out,
+                                    Counts recv_counts, Stream stream = nullptr);
+[[nodiscard]] Work all_to_all_async(const Communicator& comm, BufferView in, Counts send_counts,
+                                    BufferView out, Counts recv_counts, Stream stream = nullptr);
 /// all_gather_v: `counts[r]` is rank r's in.count() (copied).
-[[nodiscard]] Work all_gather_v_async(BufferView in, BufferView out, std::span<const std::size_t> counts,
+[[nodiscard]] Work all_gather_v_async(BufferView in, BufferView out, Counts counts,
                                       Stream stream = nullptr);
 [[nodiscard]] Work all_gather_v_async(const Communicator& comm, BufferView in, BufferView out,
-                                      std::span<const std::size_t> counts, Stream stream = nullptr);
+                                      Counts counts, Stream stream = nullptr);
 
 /// all_reduce_async on a span.
 template <Element T, std::size_t Extent>

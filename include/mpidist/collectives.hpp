@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "mpidist/communicator.hpp"
+#include "mpidist/counts.hpp"
 #include "mpidist/reduce_op.hpp"
 #include "mpidist/tensor.hpp"
 
@@ -48,8 +49,9 @@ void reduce(BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum, int root
 void reduce(const Communicator& comm, BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum, int root = 0,
             Stream stream = nullptr);
 
-// Collectives where every pair of ranks moves a block of its own size (host memory; device
-// memory is an Error for now). Counts are element counts. Separate buffers only (no in place).
+// Collectives where every pair of ranks moves a block of its own size (host or device memory).
+// Counts are element counts, in any integer type (counts.hpp): std::vector<int> as MPI's,
+// std::vector<std::size_t>, a braced list. Separate buffers only (no in place).
 // Counts that do not add up to the buffers are a local Error at once; with MPIDIST_VALIDATE=1,
 // ranks whose counts, types or roots do not match are the same Error on every rank, naming each
 // rank's value. Counts past INT_MAX go as pairwise messages in pieces (never truncated).
@@ -61,14 +63,14 @@ void all_to_all(const Communicator& comm, BufferView in, BufferView out, Stream 
 /// Uneven blocks (torch's all_to_all_single with split sizes): `in` holds send_counts[j] elements
 /// for rank j, then rank j+1's, in rank order; `out` receives recv_counts[i] elements from rank i
 /// likewise. Zero counts are allowed; recv_counts[i] must equal rank i's send_counts[this rank].
-void all_to_all(BufferView in, std::span<const std::size_t> send_counts, BufferView out,
-                std::span<const std::size_t> recv_counts, Stream stream = nullptr);
-void all_to_all(const Communicator& comm, BufferView in, std::span<const std::size_t> send_counts, BufferView out,
-                std::span<const std::size_t> recv_counts, Stream stream = nullptr);
+void all_to_all(BufferView in, Counts send_counts, BufferView out,
+                Counts recv_counts, Stream stream = nullptr);
+void all_to_all(const Communicator& comm, BufferView in, Counts send_counts, BufferView out,
+                Counts recv_counts, Stream stream = nullptr);
 /// `counts[r]` is rank r's in.count(), the same list on every rank; `out` holds their sum, every
 /// rank's `in` in rank order (MPI_Allgatherv).
-void all_gather_v(BufferView in, BufferView out, std::span<const std::size_t> counts, Stream stream = nullptr);
-void all_gather_v(const Communicator& comm, BufferView in, BufferView out, std::span<const std::size_t> counts,
+void all_gather_v(BufferView in, BufferView out, Counts counts, Stream stream = nullptr);
+void all_gather_v(const Communicator& comm, BufferView in, BufferView out, Counts counts,
                   Stream stream = nullptr);
 /// Root's `out` (world size x in.count()) receives every rank's `in` in rank order; other ranks'
 /// `out` is not used (pass an empty one).

@@ -36,7 +36,6 @@ namespace detail {
 namespace {
 
 using Shape = mpi::Exchange::Shape;
-using Counts = std::span<const std::size_t>;
 
 std::string list(Counts counts) {
   std::string text = "[";
@@ -51,7 +50,16 @@ void offsets(const mpi::Counts& counts, mpi::Counts& at) {
   for (std::size_t i = 0; i < counts.size(); ++i) at[i] = sum, sum += counts[i];
 }
 
-std::size_t sum(Counts counts) { return std::accumulate(counts.begin(), counts.end(), std::size_t{0}); }
+std::size_t sum(Counts counts) {
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) total += counts[i];
+  return total;
+}
+
+void copy(Counts counts, mpi::Counts& to) {
+  to.resize_for_overwrite(counts.size());
+  for (std::size_t i = 0; i < counts.size(); ++i) to[i] = counts[i];
+}
 
 // What one call asked for, before it is checked.
 struct Request {
@@ -137,6 +145,10 @@ void describe(const Request& r, Group& group, int size, int rank, mpi::Exchange&
     if (counts.size() != n)
       throw Error(name, std::string(what) + " has " + std::to_string(counts.size()) + " entries but the group has " +
                             std::to_string(size) + " ranks");
+    for (std::size_t i = 0; i < n; ++i)
+      if (counts.negative(i))
+        throw Error(name, std::string(what) + "[" + std::to_string(i) + "] is " +
+                              std::to_string(static_cast<std::int64_t>(counts[i])) + "; counts cannot be negative");
   };
   const auto check_root = [&] {
     if (r.root < 0 || r.root >= size)
@@ -164,8 +176,8 @@ void describe(const Request& r, Group& group, int size, int rank, mpi::Exchange&
       if (sum(r.recv_counts) != r.out.count())
         throw Error(name, "recv_counts " + list(r.recv_counts) + " add up to " + std::to_string(sum(r.recv_counts)) +
                               " but out has " + std::to_string(r.out.count()) + " elements");
-      e.send_counts.assign(r.send_counts.begin(), r.send_counts.end());
-      e.recv_counts.assign(r.recv_counts.begin(), r.recv_counts.end());
+      copy(r.send_counts, e.send_counts);
+      copy(r.recv_counts, e.recv_counts);
       break;
     }
     case Shape::AllGatherV: {
@@ -175,7 +187,7 @@ void describe(const Request& r, Group& group, int size, int rank, mpi::Exchange&
                               " but this rank's in has " + std::to_string(r.in.count()) + " elements");
       want_out(sum(r.recv_counts), "the sum of counts");
       e.send_counts.assign(n, r.in.count());
-      e.recv_counts.assign(r.recv_counts.begin(), r.recv_counts.end());
+      copy(r.recv_counts, e.recv_counts);
       break;
     }
     case Shape::Gather: {
@@ -483,18 +495,18 @@ void all_to_all(BufferView in, BufferView out, Stream stream) {
 void all_to_all(const Communicator& comm, BufferView in, BufferView out, Stream stream) {
   detail::run(&comm, Request{Shape::AllToAll, "all_to_all", in, out, {}, {}, 0, stream});
 }
-void all_to_all(BufferView in, std::span<const std::size_t> send_counts, BufferView out,
-                std::span<const std::size_t> recv_counts, Stream stream) {
+void all_to_all(BufferView in, Counts send_counts, BufferView out,
+                Counts recv_counts, Stream stream) {
   detail::run(nullptr, Request{Shape::AllToAllV, "all_to_all", in, out, send_counts, recv_counts, 0, stream});
 }
-void all_to_all(const Communicator& comm, BufferView in, std::span<const std::size_t> send_counts, BufferView out,
-                std::span<const std::size_t> recv_counts, Stream stream) {
+void all_to_all(const Communicator& comm, BufferView in, Counts send_counts, BufferView out,
+                Counts recv_counts, Stream stream) {
   detail::run(&comm, Request{Shape::AllToAllV, "all_to_all", in, out, send_counts, recv_counts, 0, stream});
 }
-void all_gather_v(BufferView in, BufferView out, std::span<const std::size_t> counts, Stream stream) {
+void all_gather_v(BufferView in, BufferView out, Counts counts, Stream stream) {
   detail::run(nullptr, Request{Shape::AllGatherV, "all_gather_v", in, out, {}, counts, 0, stream});
 }
-void all_gather_v(const Communicator& comm, BufferView in, BufferView out, std::span<const std::size_t> counts,
+void all_gather_v(const Communicator& comm, BufferView in, BufferView out, Counts counts,
                   Stream stream) {
   detail::run(&comm, Request{Shape::AllGatherV, "all_gather_v", in, out, {}, counts, 0, stream});
 }
@@ -518,18 +530,18 @@ Work all_to_all_async(BufferView in, BufferView out, Stream stream) {
 Work all_to_all_async(const Communicator& comm, BufferView in, BufferView out, Stream stream) {
   return detail::run_async(&comm, Request{Shape::AllToAll, "all_to_all", in, out, {}, {}, 0, stream});
 }
-Work all_to_all_async(BufferView in, std::span<const std::size_t> send_counts, BufferView out,
-                      std::span<const std::size_t> recv_counts, Stream stream) {
+Work all_to_all_async(BufferView in, Counts send_counts, BufferView out,
+                      Counts recv_counts, Stream stream) {
   return detail::run_async(nullptr, Request{Shape::AllToAllV, "all_to_all", in, out, send_counts, recv_counts, 0, stream});
 }
-Work all_to_all_async(const Communicator& comm, BufferView in, std::span<const std::size_t> send_counts,
-                      BufferView out, std::span<const std::size_t> recv_counts, Stream stream) {
+Work all_to_all_async(const Communicator& comm, BufferView in, Counts send_counts,
+                      BufferView out, Counts recv_counts, Stream stream) {
   return detail::run_async(&comm, Request{Shape::AllToAllV, "all_to_all", in, out, send_counts, recv_counts, 0, stream});
 }
-Work all_gather_v_async(BufferView in, BufferView out, std::span<const std::size_t> counts, Stream stream) {
+Work all_gather_v_async(BufferView in, BufferView out, Counts counts, Stream stream) {
   return detail::run_async(nullptr, Request{Shape::AllGatherV, "all_gather_v", in, out, {}, counts, 0, stream});
 }
-Work all_gather_v_async(const Communicator& comm, BufferView in, BufferView out, std::span<const std::size_t> counts,
+Work all_gather_v_async(const Communicator& comm, BufferView in, BufferView out, Counts counts,
                         Stream stream) {
   return detail::run_async(&comm, Request{Shape::AllGatherV, "all_gather_v", in, out, {}, counts, 0, stream});
 }

@@ -256,7 +256,9 @@ TEST_F(Buckets, AThousandStepsGrowNeitherThreadsNorMemory) {
   const long rss = proc_status("VmRSS:");
   for (int i = 0; i < growth_steps; ++i) step();
   EXPECT_EQ(proc_status("Threads:"), threads);
-  if (resident_size_means_anything) EXPECT_LT(proc_status("VmRSS:") - rss, 2048) << "kB grown over 1000 steps";
+  if (resident_size_means_anything) {
+    EXPECT_LT(proc_status("VmRSS:") - rss, 2048) << "kB grown over 1000 steps";
+  }
   for (const float v : grads[3]) ASSERT_EQ(v, 1.0f);
 }
 

@@ -3,6 +3,7 @@
 // world and on a split group whose main rank is not world rank 0, zero counts, one rank receiving
 // everything, a rank with nothing at all, a MainProcessContext, local errors, and (validated:
 // MPIDIST_VALIDATE=1, or device runs under auto) mismatches across ranks.
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <numeric>
@@ -54,22 +55,25 @@ void equal_blocks(const Communicator& comm, std::size_t k) {
     for (std::size_t x = 0; x < k; ++x) ASSERT_EQ(out[static_cast<std::size_t>(i) * k + x], value(i, me, x));
 }
 
-// Rank i sends rank j count(i, j) elements.
-template <class F>
+// Rank i sends rank j count(i, j) elements; the counts held as std::vector<Int>.
+template <class Int = std::size_t, class F>
 void uneven_blocks(const Communicator& comm, F count) {
   const int me = comm.rank(), n = comm.size();
-  Counts send(static_cast<std::size_t>(n)), recv(static_cast<std::size_t>(n));
-  for (int j = 0; j < n; ++j) send[static_cast<std::size_t>(j)] = count(me, j);
-  for (int i = 0; i < n; ++i) recv[static_cast<std::size_t>(i)] = count(i, me);
+  std::vector<Int> send(static_cast<std::size_t>(n)), recv(static_cast<std::size_t>(n));
+  for (int j = 0; j < n; ++j) send[static_cast<std::size_t>(j)] = static_cast<Int>(count(me, j));
+  for (int i = 0; i < n; ++i) recv[static_cast<std::size_t>(i)] = static_cast<Int>(count(i, me));
   std::vector<float> values;
   for (int j = 0; j < n; ++j)
-    for (std::size_t x = 0; x < send[static_cast<std::size_t>(j)]; ++x) values.push_back(value(me, j, x));
-  TestBuffer<float> in(values), result(std::vector<float>(std::accumulate(recv.begin(), recv.end(), std::size_t{0}), -1.0f));
+    for (std::size_t x = 0; x < static_cast<std::size_t>(send[static_cast<std::size_t>(j)]); ++x)
+      values.push_back(value(me, j, x));
+  const auto total = static_cast<std::size_t>(std::accumulate(recv.begin(), recv.end(), Int{0}));
+  TestBuffer<float> in(values), result(std::vector<float>(total, -1.0f));
   mpidist::all_to_all(comm, in.view(), send, result.view(), recv);
   const auto out = result.read();
   std::size_t at = 0;
   for (int i = 0; i < n; ++i)
-    for (std::size_t x = 0; x < recv[static_cast<std::size_t>(i)]; ++x) ASSERT_EQ(out[at++], value(i, me, x)) << i;
+    for (std::size_t x = 0; x < static_cast<std::size_t>(recv[static_cast<std::size_t>(i)]); ++x)
+      ASSERT_EQ(out[at++], value(i, me, x)) << i;
 }
 
 void gathers(const Communicator& comm, int root, std::size_t k) {
@@ -427,6 +431,71 @@ TEST_F(Uneven, CountsThatDoNotAddUpAreErrors) {
   equal_blocks(mpidist::world(), 2);
 }
 
+// Counts as users hold them: MPI's int, long long, unsigned, std::size_t, a span of const int, a
+// braced list, an array; blocking and not (the non-blocking forms copy a temporary list at issue).
+// A negative count is a local Error naming it (never a huge size_t), and the communicator goes on.
+TEST_F(Uneven, CountsOfAnyIntegerType) {
+  const int me = mpidist::rank(), n = mpidist::world_size();
+  const auto N = static_cast<std::size_t>(n);
+  const auto count = [](int i, int j) { return static_cast<std::size_t>((i + 2 * j) % 3); };
+  uneven_blocks<int>(mpidist::world(), count);
+  uneven_blocks<long long>(mpidist::world(), count);
+  uneven_blocks<unsigned>(mpidist::world(), count);
+  uneven_blocks<std::int8_t>(mpidist::world(), count);
+  const auto rest = reversed_rest();
+  if (rest) uneven_blocks<int>(rest, [](int i, int j) { return static_cast<std::size_t>(i + j + 1); });
+
+  // all_gather_v: rank r holds r + 1 elements.
+  std::vector<int> counts(N);
+  for (int r = 0; r < n; ++r) counts[static_cast<std::size_t>(r)] = r + 1;
+  const std::size_t total = N * (N + 1) / 2;
+  std::vector<double> expected;
+  for (int r = 0; r < n; ++r)
+    for (int x = 0; x <= r; ++x) expected.push_back(r * 100.0 + x);
+  std::vector<double> values(static_cast<std::size_t>(me) + 1);
+  for (std::size_t x = 0; x < values.size(); ++x) values[x] = me * 100.0 + static_cast<double>(x);
+  TestBuffer<double> mine(values);
+  const auto gathered = [&](const auto& call) {  // call(out) into a fresh buffer; its contents
+    TestBuffer<double> all(std::vector<double>(total, -1.0));
+    call(all.view());
+    return all.read();
+  };
+  EXPECT_EQ(gathered([&](mpidist::BufferView all) { mpidist::all_gather_v(mine.view(), all, counts); }), expected);
+  EXPECT_EQ(gathered([&](mpidist::BufferView all) {
+              mpidist::all_gather_v(mpidist::world(), mine.view(), all, std::span<const int>(counts));
+            }), expected);
+  EXPECT_EQ(gathered([&](mpidist::BufferView all) {
+              auto work = mpidist::all_gather_v_async(mine.view(), all, std::vector<long>(counts.begin(), counts.end()));
+              work.wait();
+            }), expected);
+  if (n <= 3) {  // a braced list holds a fixed number of ranks
+    EXPECT_EQ(gathered([&](mpidist::BufferView all) {
+                if (n == 1) mpidist::all_gather_v(mine.view(), all, {1});
+                if (n == 2) mpidist::all_gather_v(mine.view(), all, {1, 2});
+                if (n == 3) mpidist::all_gather_v(mine.view(), all, std::array<std::uint64_t, 3>{1, 2, 3});
+              }), expected);
+  }
+
+  // Negative counts, the same on every rank: the same Error everywhere, naming the count.
+  std::vector<int> negative(N, 1);
+  negative[N - 1] = -1;
+  TestBuffer<double> ones(std::vector<double>(N, 1.0)), out(std::vector<double>(N, -1.0));
+  TestBuffer<double> all(std::vector<double>(total, -1.0));
+  expect_error([&] { mpidist::all_gather_v(mine.view(), all.view(), negative); },
+               {"all_gather_v", "counts[" + std::to_string(N - 1) + "] is -1", "cannot be negative"});
+  std::vector<long long> ones_to_each(N, 1), minus(N, 1);
+  minus[0] = -5;
+  expect_error([&] { mpidist::all_to_all(ones.view(), minus, out.view(), ones_to_each); },
+               {"all_to_all", "send_counts[0] is -5", "cannot be negative"});
+  expect_error([&] { mpidist::all_to_all(ones.view(), ones_to_each, out.view(), minus); },
+               {"all_to_all", "recv_counts[0] is -5"});
+  auto failed = mpidist::all_to_all_async(ones.view(), minus, out.view(), ones_to_each);
+  expect_error([&] { failed.wait(); }, {"all_to_all", "send_counts[0] is -5"});
+  EXPECT_EQ(out.read(), std::vector<double>(N, -1.0));  // nothing moved
+  equal_blocks(mpidist::world(), 3);
+  uneven_blocks<int>(mpidist::world(), count);
+}
+
 // One rank's own bad arguments where the ranks check their calls together, or vote on the path of
 // all_to_all's splits (a job with a GPU: on one node the vote travels in the segment's first step):
 // every rank raises the Error naming that rank, nothing moves, and the communicator goes on.
@@ -444,6 +513,11 @@ TEST_F(Uneven, OneRanksOwnFailureIsAnErrorOnEveryRank) {
     EXPECT_EQ(out.read(), std::vector<float>(N * 2, -1.0f));  // nothing moved
     uneven_blocks(mpidist::world(), [](int i, int j) { return static_cast<std::size_t>((i + 2 * j) % 3); });
   }
+  std::vector<int> twos(N, 2), negative(N, 2);
+  negative[1] = -2;
+  expect_error([&] { mpidist::all_to_all(in.view(), twos, out.view(), me == 1 ? negative : twos); },
+               {"all_to_all", "rank 1 failed", "recv_counts[1] is -2"});
+  EXPECT_EQ(out.read(), std::vector<float>(N * 2, -1.0f));
   // Under auto a device run checks device calls: a rank in host memory among ranks in device memory
   // is the agreement's Error on every rank, after the vote sent them all to the device path.
   if (on_device() && std::getenv("MPIDIST_VALIDATE") == nullptr) {

@@ -159,10 +159,12 @@ TEST(TraceOnRealDumps, NamesMissingRanksMismatchesAndKilledRanks) {
     // (SIGTERM and SIGKILL at once), and then the report has no point-to-point section to check.
     const bool receiver_lost = std::string(c.scenario) == "recv-never-sent" &&
                                text.output.find("\n  rank 1 (") == std::string::npos;
-    for (const auto& line : c.lines)
-      if (!receiver_lost)
+    for (const auto& line : c.lines) {
+      if (!receiver_lost) {
         EXPECT_NE(text.output.find(line + "\n"), std::string::npos)
             << "missing line: " << line << "\nin:\n" << text.output << "\njob:\n" << job.output;
+      }
+    }
 
     const auto json = run_command(program("MPIDIST_TRACE") + " --json " + dir + " 2>/dev/null", 30);
     ASSERT_EQ(json.exit_code, 0) << json.output;
