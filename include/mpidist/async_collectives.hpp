@@ -24,6 +24,7 @@
 //   on a group of this one rank and return a done Work.
 #pragma once
 
+#include <initializer_list>
 #include <span>
 
 #include "mpidist/collectives.hpp"
@@ -61,6 +62,27 @@ namespace mpidist {
                                          Stream stream = nullptr);
 [[nodiscard]] Work all_reduce_many_async(const Communicator& comm, std::span<const BufferView> buffers,
                                          ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
+/// The tensors as they are held (all_reduce_many's forms); containers only as lvalues, which
+/// must outlive the Work.
+[[nodiscard]] inline Work all_reduce_many_async(std::initializer_list<BufferView> buffers, ReduceOp op = ReduceOp::Sum,
+                                                Stream stream = nullptr) {
+  return all_reduce_many_async(std::span(buffers.begin(), buffers.size()), op, stream);
+}
+[[nodiscard]] inline Work all_reduce_many_async(const Communicator& comm, std::initializer_list<BufferView> buffers,
+                                                ReduceOp op = ReduceOp::Sum, Stream stream = nullptr) {
+  return all_reduce_many_async(comm, std::span(buffers.begin(), buffers.size()), op, stream);
+}
+template <class R>
+requires detail::TensorList<R&>
+[[nodiscard]] Work all_reduce_many_async(R& buffers, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr) {
+  return all_reduce_many_async(std::span<const BufferView>(detail::as_buffers(buffers)), op, stream);
+}
+template <class R>
+requires detail::TensorList<R&>
+[[nodiscard]] Work all_reduce_many_async(const Communicator& comm, R& buffers, ReduceOp op = ReduceOp::Sum,
+                                         Stream stream = nullptr) {
+  return all_reduce_many_async(comm, std::span<const BufferView>(detail::as_buffers(buffers)), op, stream);
+}
 /// average: in-place mean.
 [[nodiscard]] Work average_async(BufferView buffer, Stream stream = nullptr);
 [[nodiscard]] Work average_async(const Communicator& comm, BufferView buffer, Stream stream = nullptr);

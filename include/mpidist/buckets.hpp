@@ -78,6 +78,16 @@ class GradientBuckets {
   GradientBuckets(const Communicator& comm, std::vector<BufferView> buffers, BucketOptions options = {});
   /// On the world.
   explicit GradientBuckets(std::vector<BufferView> buffers, BucketOptions options = {});
+  /// The gradients as they are held (std::vector<std::vector<float>>, a vector of spans): views of
+  /// them are kept, so the containers must outlive the buckets and keep their memory.
+  template <class R>
+  requires detail::TensorList<R&>
+  GradientBuckets(const Communicator& comm, R& buffers, BucketOptions options = {})
+      : GradientBuckets(comm, detail::as_buffers(buffers), options) {}
+  template <class R>
+  requires detail::TensorList<R&>
+  explicit GradientBuckets(R& buffers, BucketOptions options = {})
+      : GradientBuckets(detail::as_buffers(buffers), options) {}
   ~GradientBuckets();
   GradientBuckets(const GradientBuckets&) = delete;
   GradientBuckets& operator=(const GradientBuckets&) = delete;

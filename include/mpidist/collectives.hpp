@@ -3,6 +3,7 @@
 #pragma once
 
 #include <concepts>
+#include <initializer_list>
 #include <map>
 #include <span>
 #include <string>
@@ -112,6 +113,24 @@ void broadcast(const Communicator& comm, std::span<T, Extent> buffer, int root =
 void all_reduce_many(std::span<const BufferView> buffers, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
 void all_reduce_many(const Communicator& comm, std::span<const BufferView> buffers, ReduceOp op = ReduceOp::Sum,
                      Stream stream = nullptr);
+/// The tensors as they are held: a braced list of spans ({std::span(w), std::span(b)}), a
+/// std::vector<std::vector<float>>, a vector of spans, any range of containers of elements.
+inline void all_reduce_many(std::initializer_list<BufferView> buffers, ReduceOp op = ReduceOp::Sum,
+                            Stream stream = nullptr) {
+  all_reduce_many(std::span(buffers.begin(), buffers.size()), op, stream);
+}
+inline void all_reduce_many(const Communicator& comm, std::initializer_list<BufferView> buffers,
+                            ReduceOp op = ReduceOp::Sum, Stream stream = nullptr) {
+  all_reduce_many(comm, std::span(buffers.begin(), buffers.size()), op, stream);
+}
+template <detail::TensorList R>
+void all_reduce_many(R&& buffers, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr) {
+  all_reduce_many(std::span<const BufferView>(detail::as_buffers(buffers)), op, stream);
+}
+template <detail::TensorList R>
+void all_reduce_many(const Communicator& comm, R&& buffers, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr) {
+  all_reduce_many(comm, std::span<const BufferView>(detail::as_buffers(buffers)), op, stream);
+}
 
 /// virtex `average_across_processes`: in-place mean over all ranks.
 void average(BufferView buffer, Stream stream = nullptr);
@@ -124,11 +143,11 @@ struct NamedBuffer {
 };
 /// average() of a dictionary, after the views were made: keys in order, the same on every rank.
 void average_named(const Communicator* comm, std::span<const NamedBuffer> buffers, Stream stream);
-template <class V>
-std::vector<NamedBuffer> named_buffers(const std::map<std::string, V>& buffers) {
+template <class Map>
+std::vector<NamedBuffer> named_buffers(Map& buffers) {
   std::vector<NamedBuffer> named;
   named.reserve(buffers.size());
-  for (const auto& [key, value] : buffers) named.push_back({key, BufferView(value)});
+  for (auto& [key, value] : buffers) named.push_back({key, as_buffer(value)});
   return named;
 }
 }  // namespace detail
@@ -147,6 +166,17 @@ void average(const std::map<std::string, V>& buffers, Stream stream = nullptr) {
 template <class V>
 requires std::convertible_to<const V&, BufferView>
 void average(const Communicator& comm, const std::map<std::string, V>& buffers, Stream stream = nullptr) {
+  detail::average_named(&comm, detail::named_buffers(buffers), stream);
+}
+/// A dictionary of containers (`std::map<std::string, std::vector<float>>`), averaged in place.
+template <class V>
+requires(detail::WritableElements<V&> && !std::convertible_to<const V&, BufferView>)
+void average(std::map<std::string, V>& buffers, Stream stream = nullptr) {
+  detail::average_named(nullptr, detail::named_buffers(buffers), stream);
+}
+template <class V>
+requires(detail::WritableElements<V&> && !std::convertible_to<const V&, BufferView>)
+void average(const Communicator& comm, std::map<std::string, V>& buffers, Stream stream = nullptr) {
   detail::average_named(&comm, detail::named_buffers(buffers), stream);
 }
 

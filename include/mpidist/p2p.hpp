@@ -51,6 +51,29 @@ Status recv(const Communicator& comm, BufferView buffer, int src, int tag = 0, S
 /// Starts a receive; `buffer` must stay alive and untouched until the Work is done.
 [[nodiscard]] Work irecv(BufferView buffer, int src, int tag = 0, Stream stream = nullptr);
 [[nodiscard]] Work irecv(const Communicator& comm, BufferView buffer, int src, int tag = 0, Stream stream = nullptr);
+/// The same for a container (std::vector<float>, std::array): its elements, as std::span(v) would
+/// pass them; it must stay alive, and keep its memory, until the Work is done. (The blocking
+/// send(v, dest) of a container sends it as an object, Boost.MPI's form, below in objects.hpp.)
+template <class C>
+requires detail::OwningContainer<C&>
+[[nodiscard]] Work isend(C& buffer, int dest, int tag = 0, Stream stream = nullptr) {
+  return isend(detail::view_of(buffer), dest, tag, stream);
+}
+template <class C>
+requires detail::OwningContainer<C&>
+[[nodiscard]] Work isend(const Communicator& comm, C& buffer, int dest, int tag = 0, Stream stream = nullptr) {
+  return isend(comm, detail::view_of(buffer), dest, tag, stream);
+}
+template <class C>
+requires(detail::OwningContainer<C&> && detail::WritableElements<C&>)
+[[nodiscard]] Work irecv(C& buffer, int src, int tag = 0, Stream stream = nullptr) {
+  return irecv(detail::view_of(buffer), src, tag, stream);
+}
+template <class C>
+requires(detail::OwningContainer<C&> && detail::WritableElements<C&>)
+[[nodiscard]] Work irecv(const Communicator& comm, C& buffer, int src, int tag = 0, Stream stream = nullptr) {
+  return irecv(comm, detail::view_of(buffer), src, tag, stream);
+}
 
 /// One operation of batch_isend_irecv.
 class P2POp {

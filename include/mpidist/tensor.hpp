@@ -5,9 +5,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <ranges>
 #include <span>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 namespace mpidist {
 
@@ -146,5 +148,48 @@ class BufferView {
   MemoryKind memory_ = MemoryKind::Host;
   int device_ = -1;
 };
+
+namespace detail {
+/// A contiguous container of tensor elements: std::vector<float>, std::array<int, N>, a span.
+template <class C>
+concept ElementContainer = std::ranges::contiguous_range<C> && std::ranges::sized_range<C> &&
+                           Element<std::ranges::range_value_t<C>>;
+/// One whose elements can be written (not a const vector): the calls on many tensors reduce them
+/// in place, and a receive writes them.
+template <class C>
+concept WritableElements =
+    ElementContainer<C> && !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<C>>>;
+/// A container that is not already a view the calls take as it is (a span converts to a BufferView).
+template <class C>
+concept OwningContainer = ElementContainer<C> && !std::convertible_to<C, BufferView>;
+
+template <class C>
+requires ElementContainer<C&>
+BufferView view_of(C& container) {
+  return BufferView(std::span(std::ranges::data(container), std::ranges::size(container)));
+}
+/// One tensor as users hold it: a BufferView (or what converts to one: a span), or a container.
+template <class T>
+concept TensorLike = std::convertible_to<T, BufferView> || WritableElements<T>;
+/// A list of tensors as users hold them (std::vector<std::vector<float>>, a vector of spans),
+/// other than the list of BufferViews the calls take as it is.
+template <class R>
+concept TensorList = std::ranges::input_range<R> && TensorLike<std::ranges::range_reference_t<R>> &&
+                     !std::convertible_to<R, std::span<const BufferView>>;
+
+template <class T>
+requires TensorLike<T&>
+BufferView as_buffer(T& tensor) {
+  if constexpr (std::convertible_to<T&, BufferView>) return BufferView(tensor);
+  else return view_of(tensor);
+}
+template <class R>
+std::vector<BufferView> as_buffers(R& tensors) {
+  std::vector<BufferView> views;
+  if constexpr (std::ranges::sized_range<R>) views.reserve(std::ranges::size(tensors));
+  for (auto&& tensor : tensors) views.push_back(as_buffer(tensor));
+  return views;
+}
+}  // namespace detail
 
 }  // namespace mpidist

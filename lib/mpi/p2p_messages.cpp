@@ -224,6 +224,15 @@ void Message::finish_receive(int code, const MPI_Status& status) {
     mismatch_ = "rank " + std::to_string(source_) + " sent " + elements(header_.count, sent_dtype) + " (tag " +
                 std::to_string(tag_) + ") where this rank's buffer holds " + elements(count_, dtype_) +
                 ": the message and the buffer must have the same element count and type";
+    // A value's frame where a buffer was expected: objects/p2p.cpp sends one before the value.
+    std::uint64_t first = 0;
+    if (!truncated && sent_dtype == DataType::UInt8 &&
+        static_cast<std::size_t>(received) >= sizeof(MessageHeader) + sizeof first) {
+      std::memcpy(&first, packed_.empty() ? data_ : packed_.data() + sizeof(MessageHeader), sizeof first);
+      if (first == object_frame_magic)
+        mismatch_ += " (it is the frame of an object: the sender called send(value), which pairs with recv<T>(src) "
+                     "or recv(src, tag, value); a buffer pairs with send(std::span(v)))";
+    }
   }
 }
 

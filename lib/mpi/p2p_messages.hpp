@@ -26,6 +26,10 @@ std::vector<std::byte> receive_whole(MPI_Message& message, const MPI_Status& sta
 /// (tag 5, 4 int32 elements)", or its size in bytes when it is not an mpidist message.
 std::string describe_unreceived(MPI_Message& message, const MPI_Status& status);
 
+/// The first 8 bytes of an object's frame (objects/p2p.cpp: send of a value sends its frame as a
+/// message of bytes first), so that a tensor receive that takes one can say what was sent.
+constexpr std::uint64_t object_frame_magic = 0x6d70646f626a6563;  // "mpdobjec"
+
 /// What precedes every payload.
 struct MessageHeader {
   std::uint32_t magic = 0;

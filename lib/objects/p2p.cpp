@@ -30,7 +30,7 @@ struct ObjectFrame {
   std::uint64_t type = 0;
   std::uint64_t size = 0;
 };
-constexpr std::uint64_t frame_magic = 0x6d70646f626a6563;  // "mpdobjec"
+constexpr std::uint64_t frame_magic = mpi::object_frame_magic;
 // all_to_all's pieces on the control channel (its other tags: 7297, 7298, 7299 and up).
 constexpr int all_to_all_tag = 7296;
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <numeric>
 #include <random>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -72,6 +73,30 @@ TEST_F(Buckets, AveragesByDefaultAndMatchesAllReduce) {
   buckets.wait();
   mpidist::all_reduce(ref.view(), ReduceOp::Avg);
   EXPECT_EQ(x.read(), ref.read());
+}
+
+// The training loop as users write it: the gradients held as a vector of vectors (or of spans),
+// marked in backward's order; each step as all_reduce would leave them.
+TEST_F(Buckets, GradientsHeldAsVectorsOfVectors) {
+  const int size = mpidist::world_size(), me = mpidist::rank();
+  std::vector<std::vector<float>> grads{std::vector<float>(1000), std::vector<float>(7), std::vector<float>(30000)};
+  GradientBuckets buckets(mpidist::world(), grads, {.bucket_bytes = 4096, .op = ReduceOp::Sum});
+  std::vector<std::span<float>> halves{std::span(grads[0]).first(500), std::span(grads[0]).last(500)};
+  GradientBuckets world_buckets(halves);  // on the world, averaging
+  for (int step = 0; step < 3; ++step) {
+    for (std::size_t i = grads.size(); i-- > 0;) {
+      std::fill(grads[i].begin(), grads[i].end(), static_cast<float>(me + step));
+      buckets.mark_ready(i);
+    }
+    buckets.wait();
+    const auto sum = static_cast<float>(size * (size - 1) / 2 + size * step);
+    for (const auto& g : grads) ASSERT_EQ(g, std::vector<float>(g.size(), sum)) << "step " << step;
+    std::fill(grads[0].begin(), grads[0].end(), static_cast<float>(me));
+    world_buckets.mark_ready(1);
+    world_buckets.mark_ready(0);
+    world_buckets.wait();
+    ASSERT_EQ(grads[0], std::vector<float>(1000, static_cast<float>(size - 1) / 2.0f));
+  }
 }
 
 // A streamed bucket starts at its first mark and reduces each buffer once it is marked; one that

@@ -1,6 +1,7 @@
 // Point-to-point on host memory: send/recv, isend/irecv, batch_isend_irecv and Work, on the world
 // and on a split group whose main rank is not world rank 0; every local error; count and type
 // mismatches; a receive that is never matched; user messages beside the library's own.
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -177,6 +178,58 @@ TEST_F(P2P, IsendIrecvRingWaitedInAnyOrder) {
   mpidist::wait_all(works);
   EXPECT_EQ(in, std::vector<std::int32_t>(1 << 20, prev));
   for (auto& w : works) EXPECT_TRUE(w.test());
+}
+
+// Containers as users hold their buffers: isend and irecv of a std::vector or std::array go as
+// their elements, as std::span would, on the world and on a group whose ranks run backwards.
+TEST_F(P2P, IsendIrecvOfContainersInARing) {
+  for (const Communicator& comm : {mpidist::world(), reversed_rest()}) {
+    if (!comm) continue;
+    const int size = comm.size(), me = comm.rank();
+    const int next = (me + 1) % size, prev = (me + size - 1) % size;
+    const std::vector<long long> out(1000, me);
+    std::vector<long long> in(1000, -1);
+    std::array<double, 3> small_in{};
+    const std::array<double, 3> small_out{me + 0.5, 1.0, 2.0};
+    std::vector<Work> works;
+    works.push_back(mpidist::irecv(comm, in, prev, 3));
+    works.push_back(mpidist::irecv(comm, small_in, prev, 4));
+    works.push_back(mpidist::isend(comm, out, next, 3));
+    works.push_back(mpidist::isend(comm, small_out, next, 4));
+    mpidist::wait_all(works);
+    EXPECT_EQ(in, std::vector<long long>(1000, prev));
+    EXPECT_EQ(small_in, (std::array<double, 3>{prev + 0.5, 1.0, 2.0}));
+  }
+  if (mpidist::world_size() > 1) return;
+  std::vector<float> mine{1, 2}, got(2);  // a world of one: to itself
+  Work r = mpidist::irecv(got, 0, 9);
+  Work s = mpidist::isend(mine, 0, 9);
+  r.wait();
+  s.wait();
+  EXPECT_EQ(got, mine);
+}
+
+// A value sent with send(value) (an object: a frame, then its bytes) where the receiver posted a
+// buffer: the Error says the sender sent an object and what pairs with what.
+TEST_F(P2P, ObjectSentToABufferIsNamed) {
+  if (mpidist::world_size() < 2) GTEST_SKIP() << "two ranks";
+  const auto comm = mpidist::world().split(0, mpidist::rank());
+  const int me = comm.rank();
+  for (const std::size_t count : {8, 4000}) {  // the receive packed with its header, and not
+    std::vector<float> values(count, 1.0f);
+    if (me == 0) mpidist::send(comm, values, 1, 6);
+    if (me != 1) continue;
+    expect_error([&] { (void)mpidist::recv(comm, std::span(values), 0, 6); },
+                 {"recv", "rank 0 sent", "uint8", "the frame of an object", "send(value), which pairs with recv<T>"});
+    // The value's bytes still wait: take them as raw MPI would, so the pair goes on.
+    MPI_Status status;
+    MPI_Probe(0, 6, comm.native(), &status);
+    int bytes = 0;
+    MPI_Get_count(&status, MPI_BYTE, &bytes);
+    std::vector<char> rest(static_cast<std::size_t>(bytes));
+    MPI_Recv(rest.data(), bytes, MPI_BYTE, 0, 6, comm.native(), MPI_STATUS_IGNORE);
+  }
+  exchange_in_pairs(comm);
 }
 
 TEST_F(P2P, AnySourceCollectionOnOneRank) {
