@@ -7,6 +7,7 @@
 #include "mpidist/communicator.hpp"
 #include "mpidist/config.hpp"
 #include "mpidist/device.hpp"
+#include "mpidist/elementwise_reduce.hpp"
 #include "mpidist/environment.hpp"
 #include "mpidist/error.hpp"
 #include "mpidist/guards.hpp"

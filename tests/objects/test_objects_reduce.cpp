@@ -1,9 +1,16 @@
 // all_reduce of objects at 1-4 ranks: every ReduceOp on int64 (exact beyond 2^53), double and
-// bool; element-wise vectors and arrays; key-wise metrics and their mismatched keys.
+// bool; element-wise vectors and arrays, with a ReduceOp and with a function of elements; key-wise
+// metrics and their mismatched keys.
+#include <boost/serialization/string.hpp>
+#include <boost/serialization/vector.hpp>
+
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -149,6 +156,57 @@ TEST_F(ObjectsReduceTest, DifferentLengthsAreErrorsEverywhere) {
   } catch (const mpidist::Error& e) {
     EXPECT_NE(e.detail().find("shortest 3, longest " + std::to_string(2 + size())), std::string::npos) << e.what();
   }
+}
+
+// A function of elements (MPI_Op_create's user function, a lambda) on a std::vector, a
+// std::array, a span and a group: index by index, in place, in rank order (a non-commutative fn
+// gives the same answer everywhere); a function of whole vectors keeps the object form.
+TEST_F(ObjectsReduceTest, FunctionOfElementsReducesContainersInPlace) {
+  const int r = rank(), n = size();
+  std::vector<float> v{static_cast<float>(r), 1.0f, -static_cast<float>(r)};
+  mpidist::all_reduce(v, [](float a, float b) { return std::max(a, b); });
+  EXPECT_EQ(v, (std::vector<float>{static_cast<float>(n - 1), 1.0f, 0.0f}));
+  std::array<std::int32_t, 2> a{r, 1};
+  mpidist::all_reduce(a, std::plus<>{});
+  EXPECT_EQ(a, (std::array<std::int32_t, 2>{n * (n - 1) / 2, n}));
+  std::vector<long long> w(1000, r + 1);
+  mpidist::all_reduce(std::span<long long>(w), [](long long x, long long y) { return x * y; });
+  long long factorial = 1;
+  for (int i = 1; i <= n; ++i) factorial *= i;
+  EXPECT_EQ(w, std::vector<long long>(1000, factorial));
+  std::vector<std::string> words{std::to_string(r), "x"};
+  const auto half = mpidist::world().split(r % 2, -r);  // ranks run backwards in the group
+  mpidist::all_reduce(half, words, [](const std::string& x, const std::string& y) { return x + y; });
+  std::string backwards;
+  for (int i = n - 1; i >= 0; --i)
+    if (i % 2 == r % 2) backwards += std::to_string(i);
+  EXPECT_EQ(words, (std::vector<std::string>{backwards, std::string(static_cast<std::size_t>(half.size()), 'x')}));
+  std::vector<double> empty;
+  mpidist::all_reduce(empty, std::plus<>{});
+  EXPECT_TRUE(empty.empty());
+  // A function of two whole vectors is the object form: the value is returned, v left as it is.
+  const auto longer = [](std::vector<float> x, const std::vector<float>& y) {
+    x.insert(x.end(), y.begin(), y.end());
+    return x;
+  };
+  const std::vector<float> joined = mpidist::all_reduce(v, longer);
+  EXPECT_EQ(joined.size(), 3u * static_cast<std::size_t>(n));
+  EXPECT_EQ(v.size(), 3u);
+}
+
+// Lengths that differ are an Error on every rank naming the rank; the world goes on. An exception
+// in the function is an Error on every rank too.
+TEST_F(ObjectsReduceTest, FunctionOfElementsOnDifferentLengthsIsAnErrorEverywhere) {
+  if (size() == 1) GTEST_SKIP() << "needs two ranks";
+  std::vector<float> bad(rank() == 1 ? 2 : 3, 1.0f);
+  mpidist_test::expect_error([&] { mpidist::all_reduce(bad, std::plus<>{}); },
+                             {"all_reduce", "rank 1 holds 2 elements where rank 0 holds 3"});
+  std::vector<int> ones(4, 1);
+  mpidist_test::expect_error([&] {
+    mpidist::all_reduce(ones, [](int, int) -> int { throw std::runtime_error("no reduction today"); });
+  }, {"all_reduce", "no reduction today"});
+  mpidist::all_reduce(ones, std::plus<>{});
+  EXPECT_EQ(ones, std::vector<int>(4, size()));
 }
 
 TEST_F(ObjectsReduceTest, MetricsKeyWise) {

@@ -1,0 +1,104 @@
+// all_reduce of a container with a function of its elements: `fn(E, E) -> E` combines the ranks'
+// elements one index at a time (what MPI_Op_create's user function does), so
+// `all_reduce(v, [](float a, float b) { return std::max(a, b); })` reduces a std::vector<float> in
+// place as `all_reduce(v, ReduceOp::Max)` would. A function of two whole containers takes the
+// object form (objects.hpp) instead.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <functional>
+#include <ranges>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "mpidist/communicator.hpp"
+#include "mpidist/error.hpp"
+#include "mpidist/objects.hpp"
+#include "mpidist/tensor.hpp"
+
+namespace mpidist {
+namespace detail {
+
+/// fn of two elements of C, and not of two C (that one is the object form's).
+template <class F, class C>
+concept ElementFunction = ReduceFunction<F, std::ranges::range_value_t<C>> && !ReduceFunction<F, C>;
+
+/// fn over two whole containers, index by index. The k-th call folds in rank k's container (the
+/// fold runs in rank order), so a length that differs names that rank.
+template <class C, class F>
+auto index_by_index(F& fn) {
+  return [&fn, rank = 0](C acc, const C& next) mutable {
+    ++rank;
+    if (next.size() != acc.size())
+      throw std::invalid_argument("rank " + std::to_string(rank) + " holds " + std::to_string(next.size()) +
+                                  " elements where rank 0 holds " + std::to_string(acc.size()) +
+                                  ": a function of elements needs the same length on every rank");
+    for (std::size_t i = 0; i < acc.size(); ++i)
+      acc[i] = static_cast<std::ranges::range_value_t<C>>(std::invoke(fn, acc[i], next[i]));
+    return acc;
+  };
+}
+
+/// The reduction of every rank's `values` under fn, index by index, on every rank.
+template <class C, class F>
+C reduce_elements_on(const ObjectComm& c, const C& values, F& fn) {
+  auto combine = index_by_index<C>(fn);
+  return *fold_on("all_reduce", c, values, combine, -1);
+}
+
+/// A span's elements, reduced in place through a vector of them (host memory only).
+template <class T, std::size_t Extent, class F>
+void reduce_span_on(const ObjectComm& c, std::span<T, Extent> values, F& fn) {
+  if (BufferView(values).memory() == MemoryKind::Device)
+    throw Error("all_reduce", "a function reduces host memory only; pass a ReduceOp for device memory");
+  const std::vector<T> mine(values.begin(), values.end());
+  const std::vector<T> reduced = reduce_elements_on(c, mine, fn);
+  std::copy(reduced.begin(), reduced.end(), values.begin());
+}
+
+}  // namespace detail
+
+/// In place: `values[i]` becomes `fn` folded over every rank's `values[i]` in rank order
+/// (((v0 fn v1) fn v2) ...), the same on every rank. The ranks' lengths must match (else an Error
+/// on every rank naming the rank that differs). `fn` runs on the group's rank 0 (inside a
+/// MainProcessContext); an exception in it is an Error on every rank, as for the object form.
+template <class E, class A, class F>
+requires detail::ElementFunction<F, std::vector<E, A>>
+void all_reduce(std::vector<E, A>& values, F&& fn) {
+  const auto c = detail::object_comm(detail::object_type<std::vector<E, A>>(), "all_reduce");
+  values = detail::reduce_elements_on(c, values, fn);
+}
+template <class E, class A, class F>
+requires detail::ElementFunction<F, std::vector<E, A>>
+void all_reduce(const Communicator& comm, std::vector<E, A>& values, F&& fn) {
+  const auto c = detail::object_comm(detail::object_type<std::vector<E, A>>(), comm, "all_reduce");
+  values = detail::reduce_elements_on(c, values, fn);
+}
+template <class E, std::size_t N, class F>
+requires detail::ElementFunction<F, std::array<E, N>>
+void all_reduce(std::array<E, N>& values, F&& fn) {
+  const auto c = detail::object_comm(detail::object_type<std::array<E, N>>(), "all_reduce");
+  values = detail::reduce_elements_on(c, values, fn);
+}
+template <class E, std::size_t N, class F>
+requires detail::ElementFunction<F, std::array<E, N>>
+void all_reduce(const Communicator& comm, std::array<E, N>& values, F&& fn) {
+  const auto c = detail::object_comm(detail::object_type<std::array<E, N>>(), comm, "all_reduce");
+  values = detail::reduce_elements_on(c, values, fn);
+}
+/// A span of host memory (std::span<long long>), in place.
+template <Element T, std::size_t Extent, class F>
+requires(!std::is_const_v<T> && detail::ElementFunction<F, std::vector<T>>)
+void all_reduce(std::span<T, Extent> values, F&& fn) {
+  detail::reduce_span_on(detail::object_comm(detail::object_type<std::vector<T>>(), "all_reduce"), values, fn);
+}
+template <Element T, std::size_t Extent, class F>
+requires(!std::is_const_v<T> && detail::ElementFunction<F, std::vector<T>>)
+void all_reduce(const Communicator& comm, std::span<T, Extent> values, F&& fn) {
+  detail::reduce_span_on(detail::object_comm(detail::object_type<std::vector<T>>(), comm, "all_reduce"), values, fn);
+}
+
+}  // namespace mpidist
