@@ -147,7 +147,7 @@ template <class Map>
 std::vector<NamedBuffer> named_buffers(Map& buffers) {
   std::vector<NamedBuffer> named;
   named.reserve(buffers.size());
-  for (auto& [key, value] : buffers) named.push_back({key, as_buffer(value)});
+  for (auto& [key, value] : buffers) named.push_back({key, BufferView(value)});
   return named;
 }
 }  // namespace detail
@@ -170,12 +170,12 @@ void average(const Communicator& comm, const std::map<std::string, V>& buffers, 
 }
 /// A dictionary of containers (`std::map<std::string, std::vector<float>>`), averaged in place.
 template <class V>
-requires(detail::WritableElements<V&> && !std::convertible_to<const V&, BufferView>)
+requires(std::convertible_to<V&, BufferView> && !std::convertible_to<const V&, BufferView>)
 void average(std::map<std::string, V>& buffers, Stream stream = nullptr) {
   detail::average_named(nullptr, detail::named_buffers(buffers), stream);
 }
 template <class V>
-requires(detail::WritableElements<V&> && !std::convertible_to<const V&, BufferView>)
+requires(std::convertible_to<V&, BufferView> && !std::convertible_to<const V&, BufferView>)
 void average(const Communicator& comm, std::map<std::string, V>& buffers, Stream stream = nullptr) {
   detail::average_named(&comm, detail::named_buffers(buffers), stream);
 }

@@ -2,6 +2,7 @@
 // batch_isend_irecv, as torch.distributed's. Peers are ranks within the communicator's group.
 #pragma once
 
+#include <initializer_list>
 #include <span>
 
 #include "mpidist/collectives.hpp"
@@ -51,29 +52,6 @@ Status recv(const Communicator& comm, BufferView buffer, int src, int tag = 0, S
 /// Starts a receive; `buffer` must stay alive and untouched until the Work is done.
 [[nodiscard]] Work irecv(BufferView buffer, int src, int tag = 0, Stream stream = nullptr);
 [[nodiscard]] Work irecv(const Communicator& comm, BufferView buffer, int src, int tag = 0, Stream stream = nullptr);
-/// The same for a container (std::vector<float>, std::array): its elements, as std::span(v) would
-/// pass them; it must stay alive, and keep its memory, until the Work is done. (The blocking
-/// send(v, dest) of a container sends it as an object, Boost.MPI's form, below in objects.hpp.)
-template <class C>
-requires detail::OwningContainer<C&>
-[[nodiscard]] Work isend(C& buffer, int dest, int tag = 0, Stream stream = nullptr) {
-  return isend(detail::view_of(buffer), dest, tag, stream);
-}
-template <class C>
-requires detail::OwningContainer<C&>
-[[nodiscard]] Work isend(const Communicator& comm, C& buffer, int dest, int tag = 0, Stream stream = nullptr) {
-  return isend(comm, detail::view_of(buffer), dest, tag, stream);
-}
-template <class C>
-requires(detail::OwningContainer<C&> && detail::WritableElements<C&>)
-[[nodiscard]] Work irecv(C& buffer, int src, int tag = 0, Stream stream = nullptr) {
-  return irecv(detail::view_of(buffer), src, tag, stream);
-}
-template <class C>
-requires(detail::OwningContainer<C&> && detail::WritableElements<C&>)
-[[nodiscard]] Work irecv(const Communicator& comm, C& buffer, int src, int tag = 0, Stream stream = nullptr) {
-  return irecv(comm, detail::view_of(buffer), src, tag, stream);
-}
 
 /// One operation of batch_isend_irecv.
 class P2POp {
@@ -102,5 +80,13 @@ class P2POp {
 /// deadlocks, whatever the order of the ops. Every op is checked before any starts.
 [[nodiscard]] Work batch_isend_irecv(std::span<const P2POp> ops, Stream stream = nullptr);
 [[nodiscard]] Work batch_isend_irecv(const Communicator& comm, std::span<const P2POp> ops, Stream stream = nullptr);
+/// The ops as a braced list: batch_isend_irecv({P2POp::send(out, next), P2POp::recv(in, prev)}).
+[[nodiscard]] inline Work batch_isend_irecv(std::initializer_list<P2POp> ops, Stream stream = nullptr) {
+  return batch_isend_irecv(std::span(ops.begin(), ops.size()), stream);
+}
+[[nodiscard]] inline Work batch_isend_irecv(const Communicator& comm, std::initializer_list<P2POp> ops,
+                                            Stream stream = nullptr) {
+  return batch_isend_irecv(comm, std::span(ops.begin(), ops.size()), stream);
+}
 
 }  // namespace mpidist

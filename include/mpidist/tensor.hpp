@@ -117,6 +117,19 @@ DataType dtype_from_string(std::string_view name);
 /// Where a buffer lives.
 enum class MemoryKind { Host, Device };
 
+namespace detail {
+template <class T>
+struct is_span : std::false_type {};
+template <class T, std::size_t Extent>
+struct is_span<std::span<T, Extent>> : std::true_type {};
+/// A container of tensor elements whose elements can be written (std::vector<float>,
+/// std::array<int, N>; not a const one), other than a span (which has a view of its own).
+template <class C>
+concept WritableContainer = std::ranges::contiguous_range<C&> && std::ranges::sized_range<C&> &&
+                            !is_span<std::remove_cv_t<C>>::value && Element<std::ranges::range_value_t<C&>> &&
+                            !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<C&>>>;
+}  // namespace detail
+
 /// A non-owning, type-erased view of `count` elements of `dtype` at `data`. The memory kind is
 /// detected with cudaPointerGetAttributes when mpidist is built with CUDA (host otherwise).
 class BufferView {
@@ -127,6 +140,13 @@ class BufferView {
   template <Element T, std::size_t Extent>
   BufferView(std::span<T, Extent> span)
       : BufferView(const_cast<std::remove_cv_t<T>*>(span.data()), span.size(), dtype_v<T>) {}
+  /// A non-const container of elements (std::vector<float>, std::array<int, N>): its elements, as
+  /// std::span(v) views them; implicit, so `all_gather(in, out)` and `isend(v, dest)` take vectors.
+  /// A const container takes std::span(v) (a collective may write what it views). Where a call
+  /// also has a form for std::vector itself (the object forms: all_reduce(v, op), broadcast(v),
+  /// send(v, dest)), that form is the exact match and is chosen.
+  template <detail::WritableContainer C>
+  BufferView(C& container) : BufferView(std::span(std::ranges::data(container), std::ranges::size(container))) {}
   /// Any other span is a compile error saying why (`all_reduce(std::span(flags))` on bools):
   /// without this overload the call would fail as "no matching function".
   template <class T, std::size_t Extent>
@@ -150,44 +170,20 @@ class BufferView {
 };
 
 namespace detail {
-/// A contiguous container of tensor elements: std::vector<float>, std::array<int, N>, a span.
-template <class C>
-concept ElementContainer = std::ranges::contiguous_range<C> && std::ranges::sized_range<C> &&
-                           Element<std::ranges::range_value_t<C>>;
-/// One whose elements can be written (not a const vector): the calls on many tensors reduce them
-/// in place, and a receive writes them.
-template <class C>
-concept WritableElements =
-    ElementContainer<C> && !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<C>>>;
-/// A container that is not already a view the calls take as it is (a span converts to a BufferView).
-template <class C>
-concept OwningContainer = ElementContainer<C> && !std::convertible_to<C, BufferView>;
-
-template <class C>
-requires ElementContainer<C&>
-BufferView view_of(C& container) {
-  return BufferView(std::span(std::ranges::data(container), std::ranges::size(container)));
-}
-/// One tensor as users hold it: a BufferView (or what converts to one: a span), or a container.
+/// One tensor as users hold it: a BufferView, a span, a non-const container of elements.
 template <class T>
-concept TensorLike = std::convertible_to<T, BufferView> || WritableElements<T>;
+concept TensorLike = std::convertible_to<T, BufferView>;
 /// A list of tensors as users hold them (std::vector<std::vector<float>>, a vector of spans),
 /// other than the list of BufferViews the calls take as it is.
 template <class R>
 concept TensorList = std::ranges::input_range<R> && TensorLike<std::ranges::range_reference_t<R>> &&
                      !std::convertible_to<R, std::span<const BufferView>>;
 
-template <class T>
-requires TensorLike<T&>
-BufferView as_buffer(T& tensor) {
-  if constexpr (std::convertible_to<T&, BufferView>) return BufferView(tensor);
-  else return view_of(tensor);
-}
 template <class R>
 std::vector<BufferView> as_buffers(R& tensors) {
   std::vector<BufferView> views;
   if constexpr (std::ranges::sized_range<R>) views.reserve(std::ranges::size(tensors));
-  for (auto&& tensor : tensors) views.push_back(as_buffer(tensor));
+  for (auto&& tensor : tensors) views.push_back(BufferView(tensor));
   return views;
 }
 }  // namespace detail

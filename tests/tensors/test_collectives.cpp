@@ -3,6 +3,8 @@
 // With MPIDIST_TEST_DEVICE=1 (CUDA builds) the same tests run on device memory, against the
 // device emulation in CI.
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <vector>
@@ -197,6 +199,54 @@ TEST_F(Collectives, ReduceEveryTypeOpSizeAndRoot) {
   // MPI their buffer as both send and receive buffer (MPICH 4.0.2 crashed in memcpy).
   reduce_case<float>(ReduceOp::Sum, large_count, size() - 1, true);
   reduce_case<std::int64_t>(ReduceOp::Max, large_count, size() / 2, true);
+}
+
+// Non-const std::vector and std::array pass where a buffer is taken, as std::span(v) would: the
+// forms with in and out, the non-blocking ones, average. Where a call has a form for the vector
+// itself (all_reduce(v, op), broadcast(v, root)), that form is chosen, as before.
+TEST_F(Collectives, ContainersPassAsBuffers) {
+  const int n = mpidist::world_size(), me = mpidist::rank();
+  const auto N = static_cast<std::size_t>(n);
+  const int last = n - 1;
+  std::vector<float> mine(3, static_cast<float>(me)), everyone(3 * N, -1.0f);
+  mpidist::all_gather(mine, everyone);
+  for (int r = 0; r < n; ++r) EXPECT_EQ(everyone[3 * static_cast<std::size_t>(r)], static_cast<float>(r));
+  std::vector<std::int64_t> blocks(2 * N, 1), block(2, 0);
+  mpidist::reduce_scatter(blocks, block, ReduceOp::Sum);
+  EXPECT_EQ(block, std::vector<std::int64_t>(2, n));
+  std::array<double, 4> in{1.0, 2.0, 3.0, static_cast<double>(me)}, out{};
+  mpidist::all_reduce(in, out, ReduceOp::Max);
+  EXPECT_EQ(out, (std::array<double, 4>{1.0, 2.0, 3.0, static_cast<double>(last)}));
+  std::vector<std::int32_t> to_each(N), from_each(N);
+  for (int j = 0; j < n; ++j) to_each[static_cast<std::size_t>(j)] = me * 100 + j;
+  mpidist::all_to_all(to_each, from_each);
+  for (int i = 0; i < n; ++i) EXPECT_EQ(from_each[static_cast<std::size_t>(i)], i * 100 + me);
+  std::vector<float> at_root(me == last ? 3 * N : 0);
+  mpidist::gather(mine, at_root, last);
+  if (me == last) {
+    EXPECT_EQ(at_root, everyone);
+  }
+  std::vector<float> part(3);
+  mpidist::scatter(at_root, part, last);
+  EXPECT_EQ(part, mine);
+  std::vector<float> grad(100, static_cast<float>(me));
+  mpidist::Work sum = mpidist::all_reduce_async(grad, ReduceOp::Sum);
+  std::vector<std::uint8_t> flags(5, static_cast<std::uint8_t>(me + 1));
+  mpidist::Work flags_from_last = mpidist::broadcast_async(flags, last);
+  sum.wait();
+  flags_from_last.wait();
+  EXPECT_EQ(grad, std::vector<float>(100, static_cast<float>(n * (n - 1) / 2)));
+  EXPECT_EQ(flags, std::vector<std::uint8_t>(5, static_cast<std::uint8_t>(n)));
+  std::vector<double> loss{static_cast<double>(me)};
+  mpidist::average(loss);
+  EXPECT_EQ(loss[0], (n - 1) / 2.0);
+  // The object forms of the vector itself: in place, the vector resized to the root's.
+  std::vector<float> resized(static_cast<std::size_t>(me) + 1, 2.0f);
+  mpidist::broadcast(resized, last);
+  EXPECT_EQ(resized, std::vector<float>(N, 2.0f));
+  std::vector<long long> steps(2, me);
+  mpidist::all_reduce(steps, ReduceOp::Min);
+  EXPECT_EQ(steps, std::vector<long long>(2, 0));
 }
 
 TEST_F(Collectives, AverageOneTensorAndADictionary) {

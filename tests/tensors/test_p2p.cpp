@@ -180,17 +180,16 @@ TEST_F(P2P, IsendIrecvRingWaitedInAnyOrder) {
   for (auto& w : works) EXPECT_TRUE(w.test());
 }
 
-// Containers as users hold their buffers: isend and irecv of a std::vector or std::array go as
-// their elements, as std::span would, on the world and on a group whose ranks run backwards.
+// Containers as users hold their buffers: isend, irecv and a batch's ops of a std::vector or
+// std::array go as their elements, as std::span would, on the world and on a group whose ranks
+// run backwards.
 TEST_F(P2P, IsendIrecvOfContainersInARing) {
   for (const Communicator& comm : {mpidist::world(), reversed_rest()}) {
     if (!comm) continue;
     const int size = comm.size(), me = comm.rank();
     const int next = (me + 1) % size, prev = (me + size - 1) % size;
-    const std::vector<long long> out(1000, me);
-    std::vector<long long> in(1000, -1);
-    std::array<double, 3> small_in{};
-    const std::array<double, 3> small_out{me + 0.5, 1.0, 2.0};
+    std::vector<long long> out(1000, me), in(1000, -1);
+    std::array<double, 3> small_in{}, small_out{me + 0.5, 1.0, 2.0};
     std::vector<Work> works;
     works.push_back(mpidist::irecv(comm, in, prev, 3));
     works.push_back(mpidist::irecv(comm, small_in, prev, 4));
@@ -199,6 +198,10 @@ TEST_F(P2P, IsendIrecvOfContainersInARing) {
     mpidist::wait_all(works);
     EXPECT_EQ(in, std::vector<long long>(1000, prev));
     EXPECT_EQ(small_in, (std::array<double, 3>{prev + 0.5, 1.0, 2.0}));
+    // The same as one batch, its ops a braced list of containers.
+    std::fill(in.begin(), in.end(), -1);
+    mpidist::batch_isend_irecv(comm, {P2POp::send(out, next, 5), P2POp::recv(in, prev, 5)}).wait();
+    EXPECT_EQ(in, std::vector<long long>(1000, prev));
   }
   if (mpidist::world_size() > 1) return;
   std::vector<float> mine{1, 2}, got(2);  // a world of one: to itself

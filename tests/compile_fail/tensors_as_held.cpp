@@ -1,0 +1,31 @@
+// The control: buffers and lists of them as users hold them compile (a non-const std::vector or
+// std::array where a buffer is taken, lists of vectors or spans, braced lists, maps of vectors).
+#include <array>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "mpidist/mpidist.hpp"
+
+void as_held() {
+  std::vector<float> in(2), out(8);
+  std::array<double, 4> fixed{};
+  mpidist::all_gather(in, out);
+  mpidist::all_reduce(fixed, fixed, mpidist::ReduceOp::Max);
+  mpidist::Work a = mpidist::all_reduce_async(in, mpidist::ReduceOp::Avg);
+  mpidist::Work b = mpidist::broadcast_async(mpidist::world(), out, 1);
+  mpidist::Work c = mpidist::isend(in, 1, 7);
+  mpidist::Work d = mpidist::irecv(out, 1, 7);
+  mpidist::Work e = mpidist::batch_isend_irecv({mpidist::P2POp::send(in, 1), mpidist::P2POp::recv(out, 1)});
+  std::vector<std::vector<float>> layers{in, out};
+  std::vector<std::span<float>> spans{in, out};
+  mpidist::all_reduce_many(layers);
+  mpidist::all_reduce_many(spans, mpidist::ReduceOp::Avg);
+  mpidist::all_reduce_many({std::span(in), std::span(fixed)});
+  mpidist::Work f = mpidist::all_reduce_many_async(layers);
+  std::map<std::string, std::vector<float>> metrics{{"loss", in}};
+  mpidist::average(metrics);
+  mpidist::GradientBuckets buckets(layers);
+  mpidist::all_reduce(in, [](float x, float y) { return x < y ? y : x; });
+}
