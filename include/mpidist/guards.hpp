@@ -31,6 +31,10 @@ void barrier(const Communicator& comm);
 /// barrier had timed out") or end. Its messages travel on mpidist's own channel.
 void monitored_barrier(std::chrono::duration<double> timeout, bool wait_all_ranks = true);
 void monitored_barrier(const Communicator& comm, std::chrono::duration<double> timeout, bool wait_all_ranks = true);
+/// The same under the communicator's timeout (Communicator::set_timeout, else MPIDIST_TIMEOUT), as
+/// torch's default is its process group's; a timeout of zero (wait forever) waits as long as needed.
+void monitored_barrier();
+void monitored_barrier(const Communicator& comm);
 
 /// Marks code that only the main process runs (speechbrain's MAIN_PROC_ONLY counter). While one
 /// is alive on a thread, every collective that thread calls, on any communicator, acts as in a

@@ -16,6 +16,7 @@
 #include "core/context.hpp"
 #include "core/mpi_check.hpp"
 #include "watch/call_scope.hpp"
+#include "mpidist/communicator.hpp"
 #include "mpidist/error.hpp"
 #include "mpidist/guards.hpp"
 
@@ -234,6 +235,14 @@ void monitored_barrier(std::chrono::duration<double> timeout, bool wait_all_rank
 
 void monitored_barrier(const Communicator& comm, std::chrono::duration<double> timeout, bool wait_all_ranks) {
   detail::monitored_barrier(detail::group_of(comm, "monitored_barrier"), timeout, wait_all_ranks);
+}
+
+void monitored_barrier() { monitored_barrier(world()); }
+
+void monitored_barrier(const Communicator& comm) {
+  // Zero means no limit: a year stands for it (Clock::now() + the largest duration would overflow).
+  const auto timeout = comm.timeout();
+  monitored_barrier(comm, timeout.count() > 0 ? timeout : std::chrono::hours(24 * 365));
 }
 
 }  // namespace mpidist

@@ -182,6 +182,21 @@ int run(const std::string& scenario, int odd_rank) {
     std::fflush(stdout);
     mpidist::barrier();  // the job goes on, the late rank included
     std::printf("probe: rank %d after\n", me);
+  } else if (scenario == "monitored-default") {
+    // Under the communicator's own timeout (2 s on a split of the world, MPIDIST_TIMEOUT beside it).
+    mpidist::monitored_barrier();  // every rank arrives: it passes
+    const auto comm = mpidist::world().split(0, me);
+    comm.set_timeout(2s);
+    if (odd) computing(4s);
+    try {
+      mpidist::monitored_barrier(comm);
+      std::printf("probe: rank %d passed\n", me);
+    } catch (const mpidist::Error& e) {
+      std::printf("probe: rank %d monitored: %s\n", me, e.what());
+    }
+    std::fflush(stdout);
+    mpidist::barrier();
+    std::printf("probe: rank %d after\n", me);
   } else if (scenario == "stall" || scenario == "stall-default") {
     if (odd) computing(4s);
     mpidist::all_reduce(std::span<float>(data));

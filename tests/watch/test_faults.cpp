@@ -290,6 +290,16 @@ TEST(FaultTest, MonitoredBarrierListsTheAbsentRankAndTheJobGoesOn) {
   for (int r : {0, 1, 2}) EXPECT_TRUE(has(job, "probe: rank " + std::to_string(r) + " after")) << job.output;
 }
 
+// Without a timeout argument: the communicator's (set_timeout), as torch's default is its group's.
+TEST(FaultTest, MonitoredBarrierTakesTheCommunicatorsTimeout) {
+  const auto job = run_probe(3, "monitored-default 2", "MPIDIST_TIMEOUT=30");
+  EXPECT_EQ(job.exit_code, 0) << job.output;
+  for (int r : {0, 1})
+    EXPECT_TRUE(has(job, "probe: rank " + std::to_string(r) + " monitored: ")) << job.output;
+  EXPECT_TRUE(has(job, "monitored_barrier on world/split(color 0): timed out after 2 s: rank 2 (on ")) << job.output;
+  for (int r : {0, 1, 2}) EXPECT_TRUE(has(job, "probe: rank " + std::to_string(r) + " after")) << job.output;
+}
+
 TEST(FaultTest, Sigusr1DumpsTheFlightRecorderAndTheJobGoesOn) {
   const auto dir = temp_dir("usr1");
   const auto job = run_probe(2, "sigusr1", "MPIDIST_TRACE_DIR=" + dir);
