@@ -171,31 +171,22 @@ int run(const std::string& scenario, int odd_rank) {
     });
     other.join();
     std::printf("probe: rank %d other thread: %s\n", me, error.c_str());
-  } else if (scenario == "monitored") {
+  } else if (scenario == "monitored" || scenario == "monitored-default") {
+    // monitored-default: under the communicator's own timeout (2 s on a split of the world).
+    const bool by_default = scenario == "monitored-default";
+    if (by_default) mpidist::monitored_barrier();  // every rank arrives: it passes
+    const auto comm = by_default ? mpidist::world().split(0, me) : mpidist::world();
+    if (by_default) comm.set_timeout(2s);
     if (odd) computing(4s);
     try {
-      mpidist::monitored_barrier(2s);
+      if (by_default) mpidist::monitored_barrier(comm);
+      else mpidist::monitored_barrier(2s);
       std::printf("probe: rank %d passed\n", me);
     } catch (const mpidist::Error& e) {
       std::printf("probe: rank %d monitored: %s\n", me, e.what());
     }
     std::fflush(stdout);
     mpidist::barrier();  // the job goes on, the late rank included
-    std::printf("probe: rank %d after\n", me);
-  } else if (scenario == "monitored-default") {
-    // Under the communicator's own timeout (2 s on a split of the world, MPIDIST_TIMEOUT beside it).
-    mpidist::monitored_barrier();  // every rank arrives: it passes
-    const auto comm = mpidist::world().split(0, me);
-    comm.set_timeout(2s);
-    if (odd) computing(4s);
-    try {
-      mpidist::monitored_barrier(comm);
-      std::printf("probe: rank %d passed\n", me);
-    } catch (const mpidist::Error& e) {
-      std::printf("probe: rank %d monitored: %s\n", me, e.what());
-    }
-    std::fflush(stdout);
-    mpidist::barrier();
     std::printf("probe: rank %d after\n", me);
   } else if (scenario == "stall" || scenario == "stall-default") {
     if (odd) computing(4s);
