@@ -1,10 +1,11 @@
-// all_reduce of a container with a function of its elements: `fn(E, E) -> E` combines the ranks'
+// all_reduce and reduce of a container with a function of its elements: `fn(E, E) -> E` combines the ranks'
 // elements one index at a time (what MPI_Op_create's user function does), so
 // `all_reduce(v, [](float a, float b) { return std::max(a, b); })` reduces a std::vector<float> in
 // place as `all_reduce(v, ReduceOp::Max)` would. A function of two whole containers takes the
 // object form (objects.hpp) instead.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <functional>
@@ -12,6 +13,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mpidist/communicator.hpp"
@@ -42,21 +44,22 @@ auto index_by_index(F& fn) {
   };
 }
 
-/// The reduction of every rank's `values` under fn, index by index, on every rank.
+/// `values` becomes the reduction of every rank's under fn, index by index: on every rank
+/// (root < 0, all_reduce) or on root only (reduce; the other ranks' values stay as they are).
 template <class C, class F>
-C reduce_elements_on(const ObjectComm& c, const C& values, F& fn) {
+void reduce_elements_on(const char* operation, const ObjectComm& c, C& values, F& fn, int root) {
   auto combine = index_by_index<C>(fn);
-  return *fold_on("all_reduce", c, values, combine, -1);
+  if (auto reduced = fold_on(operation, c, values, combine, root)) values = std::move(*reduced);
 }
 
 /// A span's elements, reduced in place through a vector of them (host memory only).
 template <class T, std::size_t Extent, class F>
-void reduce_span_on(const ObjectComm& c, std::span<T, Extent> values, F& fn) {
+void reduce_span_on(const char* operation, const ObjectComm& c, std::span<T, Extent> values, F& fn, int root) {
   if (BufferView(values).memory() == MemoryKind::Device)
-    throw Error("all_reduce", "a function reduces host memory only; pass a ReduceOp for device memory");
-  const std::vector<T> mine(values.begin(), values.end());
-  const std::vector<T> reduced = reduce_elements_on(c, mine, fn);
-  std::copy(reduced.begin(), reduced.end(), values.begin());
+    throw Error(operation, "a function reduces host memory only; pass a ReduceOp for device memory");
+  std::vector<T> elements(values.begin(), values.end());
+  reduce_elements_on(operation, c, elements, fn, root);
+  std::copy(elements.begin(), elements.end(), values.begin());
 }
 
 }  // namespace detail
@@ -69,36 +72,65 @@ template <class E, class A, class F>
 requires detail::ElementFunction<F, std::vector<E, A>>
 void all_reduce(std::vector<E, A>& values, F&& fn) {
   const auto c = detail::object_comm(detail::object_type<std::vector<E, A>>(), "all_reduce");
-  values = detail::reduce_elements_on(c, values, fn);
+  detail::reduce_elements_on("all_reduce", c, values, fn, -1);
 }
 template <class E, class A, class F>
 requires detail::ElementFunction<F, std::vector<E, A>>
 void all_reduce(const Communicator& comm, std::vector<E, A>& values, F&& fn) {
   const auto c = detail::object_comm(detail::object_type<std::vector<E, A>>(), comm, "all_reduce");
-  values = detail::reduce_elements_on(c, values, fn);
+  detail::reduce_elements_on("all_reduce", c, values, fn, -1);
 }
 template <class E, std::size_t N, class F>
 requires detail::ElementFunction<F, std::array<E, N>>
 void all_reduce(std::array<E, N>& values, F&& fn) {
   const auto c = detail::object_comm(detail::object_type<std::array<E, N>>(), "all_reduce");
-  values = detail::reduce_elements_on(c, values, fn);
+  detail::reduce_elements_on("all_reduce", c, values, fn, -1);
 }
 template <class E, std::size_t N, class F>
 requires detail::ElementFunction<F, std::array<E, N>>
 void all_reduce(const Communicator& comm, std::array<E, N>& values, F&& fn) {
   const auto c = detail::object_comm(detail::object_type<std::array<E, N>>(), comm, "all_reduce");
-  values = detail::reduce_elements_on(c, values, fn);
+  detail::reduce_elements_on("all_reduce", c, values, fn, -1);
 }
 /// A span of host memory (std::span<long long>), in place.
 template <Element T, std::size_t Extent, class F>
 requires(!std::is_const_v<T> && detail::ElementFunction<F, std::vector<T>>)
 void all_reduce(std::span<T, Extent> values, F&& fn) {
-  detail::reduce_span_on(detail::object_comm(detail::object_type<std::vector<T>>(), "all_reduce"), values, fn);
+  const auto c = detail::object_comm(detail::object_type<std::vector<T>>(), "all_reduce");
+  detail::reduce_span_on("all_reduce", c, values, fn, -1);
 }
 template <Element T, std::size_t Extent, class F>
 requires(!std::is_const_v<T> && detail::ElementFunction<F, std::vector<T>>)
 void all_reduce(const Communicator& comm, std::span<T, Extent> values, F&& fn) {
-  detail::reduce_span_on(detail::object_comm(detail::object_type<std::vector<T>>(), comm, "all_reduce"), values, fn);
+  const auto c = detail::object_comm(detail::object_type<std::vector<T>>(), comm, "all_reduce");
+  detail::reduce_span_on("all_reduce", c, values, fn, -1);
+}
+
+/// reduce in place with a function of elements: root's `values` becomes the reduction, as
+/// all_reduce(values, fn) computes it (fn runs on root); the other ranks' `values` stay as they are.
+template <class E, class A, class F>
+requires detail::ElementFunction<F, std::vector<E, A>>
+void reduce(std::vector<E, A>& values, F&& fn, int root = 0) {
+  const auto c = detail::object_comm(detail::object_type<std::vector<E, A>>(), "reduce", root);
+  detail::reduce_elements_on("reduce", c, values, fn, root);
+}
+template <class E, class A, class F>
+requires detail::ElementFunction<F, std::vector<E, A>>
+void reduce(const Communicator& comm, std::vector<E, A>& values, F&& fn, int root = 0) {
+  const auto c = detail::object_comm(detail::object_type<std::vector<E, A>>(), comm, "reduce", root);
+  detail::reduce_elements_on("reduce", c, values, fn, root);
+}
+template <Element T, std::size_t Extent, class F>
+requires(!std::is_const_v<T> && detail::ElementFunction<F, std::vector<T>>)
+void reduce(std::span<T, Extent> values, F&& fn, int root = 0) {
+  const auto c = detail::object_comm(detail::object_type<std::vector<T>>(), "reduce", root);
+  detail::reduce_span_on("reduce", c, values, fn, root);
+}
+template <Element T, std::size_t Extent, class F>
+requires(!std::is_const_v<T> && detail::ElementFunction<F, std::vector<T>>)
+void reduce(const Communicator& comm, std::span<T, Extent> values, F&& fn, int root = 0) {
+  const auto c = detail::object_comm(detail::object_type<std::vector<T>>(), comm, "reduce", root);
+  detail::reduce_span_on("reduce", c, values, fn, root);
 }
 
 }  // namespace mpidist

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
-#include <numeric>
 #include <string>
 #include <vector>
 

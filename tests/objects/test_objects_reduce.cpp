@@ -159,7 +159,7 @@ TEST_F(ObjectsReduceTest, DifferentLengthsAreErrorsEverywhere) {
 }
 
 // A function of elements (MPI_Op_create's user function, a lambda) on a std::vector, a
-// std::array, a span and a group: index by index, in place, in rank order (a non-commutative fn
+// std::array, a span and a group, all_reduce and reduce: index by index, in place, in rank order (a non-commutative fn
 // gives the same answer everywhere); a function of whole vectors keeps the object form.
 TEST_F(ObjectsReduceTest, FunctionOfElementsReducesContainersInPlace) {
   const int r = rank(), n = size();
@@ -184,6 +184,17 @@ TEST_F(ObjectsReduceTest, FunctionOfElementsReducesContainersInPlace) {
   std::vector<double> empty;
   mpidist::all_reduce(empty, std::plus<>{});
   EXPECT_TRUE(empty.empty());
+  // reduce to the last rank: its values become the reduction, the others' stay as they are.
+  std::vector<int> mine{r, 1}, at_root(2, r);
+  mpidist::reduce(mine, [](int x, int y) { return x + y; }, n - 1);
+  mpidist::reduce(std::span<int>(at_root), [](int x, int y) { return std::max(x, y); }, n - 1);
+  if (r == n - 1) {
+    EXPECT_EQ(mine, (std::vector<int>{n * (n - 1) / 2, n}));
+    EXPECT_EQ(at_root, std::vector<int>(2, n - 1));
+  } else {
+    EXPECT_EQ(mine, (std::vector<int>{r, 1}));
+    EXPECT_EQ(at_root, std::vector<int>(2, r));
+  }
   // A function of two whole vectors is the object form: the value is returned, v left as it is.
   const auto longer = [](std::vector<float> x, const std::vector<float>& y) {
     x.insert(x.end(), y.begin(), y.end());
