@@ -118,15 +118,16 @@ DataType dtype_from_string(std::string_view name);
 enum class MemoryKind { Host, Device };
 
 namespace detail {
+/// Whether T is a std::span (the object calls leave spans to the tensor calls; a container is not one).
 template <class T>
-struct is_span : std::false_type {};
-template <class T, std::size_t Extent>
-struct is_span<std::span<T, Extent>> : std::true_type {};
+struct is_std_span : std::false_type {};
+template <class E, std::size_t N>
+struct is_std_span<std::span<E, N>> : std::true_type {};
 /// A container of tensor elements whose elements can be written (std::vector<float>,
 /// std::array<int, N>; not a const one), other than a span (which has a view of its own).
 template <class C>
 concept WritableContainer = std::ranges::contiguous_range<C&> && std::ranges::sized_range<C&> &&
-                            !is_span<std::remove_cv_t<C>>::value && Element<std::ranges::range_value_t<C&>> &&
+                            !is_std_span<std::remove_cv_t<C>>::value && Element<std::ranges::range_value_t<C&>> &&
                             !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<C&>>>;
 }  // namespace detail
 
@@ -170,13 +171,12 @@ class BufferView {
 };
 
 namespace detail {
-/// One tensor as users hold it: a BufferView, a span, a non-const container of elements.
-template <class T>
-concept TensorLike = std::convertible_to<T, BufferView>;
-/// A list of tensors as users hold them (std::vector<std::vector<float>>, a vector of spans),
-/// other than the list of BufferViews the calls take as it is.
+/// A list of tensors as users hold them, each a BufferView, a span or a non-const container
+/// (std::vector<std::vector<float>>, a vector of spans), other than the list of BufferViews the
+/// calls take as it is.
 template <class R>
-concept TensorList = std::ranges::input_range<R> && TensorLike<std::ranges::range_reference_t<R>> &&
+concept TensorList = std::ranges::input_range<R> &&
+                     std::convertible_to<std::ranges::range_reference_t<R>, BufferView> &&
                      !std::convertible_to<R, std::span<const BufferView>>;
 
 template <class R>

@@ -31,11 +31,6 @@ struct always_serialize : std::false_type {};
 
 namespace detail {
 
-template <class T>
-struct is_std_span : std::false_type {};
-template <class E, std::size_t N>
-struct is_std_span<std::span<E, N>> : std::true_type {};
-
 /// What the object collectives accept: a complete, copyable object type that is neither a tensor
 /// view (BufferView, std::span: those go to the tensor collectives of collectives.hpp), nor a
 /// Communicator (so a world form never takes a communicator-first call's communicator for the
