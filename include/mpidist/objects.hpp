@@ -91,7 +91,7 @@ constexpr void refuse_reduce_op() {
   else
     static_assert(refused_op_v<T>,
                   "mpidist: a ReduceOp reduces numbers, std::vector/std::array of numbers and "
-                  "std::map<std::string, double> only; for this type pass a function: std::plus<>{} "
+                  "maps of numbers (std::map/std::unordered_map with string or integer keys) only; for this type pass a function: std::plus<>{} "
                   "(mpidist::all_reduce(value, std::plus<>{})) or a lambda [](T a, T b) { return ...; }");
 }
 
@@ -237,8 +237,8 @@ void reduce_value_on(const char* operation, const ObjectComm& c, T& value, Reduc
   naming_errors(*c.name, [&] {
     if constexpr (std::is_arithmetic_v<T>) {
       reduce_elements(operation, c, &value, 1, arith_kind_v<T>, sizeof(T), op, false, root);
-    } else if constexpr (std::is_same_v<T, std::map<std::string, double>>) {
-      reduce_metrics(operation, c, value, op, root);
+    } else if constexpr (metrics_map<T>::value) {
+      reduce_metrics_map(operation, c, value, op, root);
     } else {
       using E = typename T::value_type;
       constexpr bool check_length = !is_std_array<T>::value;  // an array's length is static

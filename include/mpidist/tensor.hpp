@@ -141,6 +141,11 @@ class BufferView {
   template <Element T, std::size_t Extent>
   BufferView(std::span<T, Extent> span)
       : BufferView(const_cast<std::remove_cv_t<T>*>(span.data()), span.size(), dtype_v<T>) {}
+  /// `count` elements at a typed pointer, host or device memory (`BufferView(d_grad, n)` on a
+  /// cudaMalloc'ed float*): the dtype is the pointer's, as std::span(data, count) would view it.
+  template <Element T>
+  BufferView(T* data, std::size_t count)
+      : BufferView(const_cast<std::remove_cv_t<T>*>(data), count, dtype_v<std::remove_cv_t<T>>) {}
   /// A non-const container of elements (std::vector<float>, std::array<int, N>): its elements, as
   /// std::span(v) views them; implicit, so `all_gather(in, out)` and `isend(v, dest)` take vectors.
   /// A const container takes std::span(v) (a collective may write what it views). Where a call
@@ -148,11 +153,14 @@ class BufferView {
   /// send(v, dest)), that form is the exact match and is chosen.
   template <detail::WritableContainer C>
   BufferView(C& container) : BufferView(std::span(std::ranges::data(container), std::ranges::size(container))) {}
-  /// Any other span is a compile error saying why (`all_reduce(std::span(flags))` on bools):
+  /// Any other span or typed pointer is a compile error saying why (`all_reduce(std::span(flags))` on bools):
   /// without this overload the call would fail as "no matching function".
   template <class T, std::size_t Extent>
   requires(!Element<T>)
   BufferView(std::span<T, Extent>) : BufferView(nullptr, 0, detail::element_dtype<std::remove_cv_t<T>>()) {}
+  template <class T>
+  requires(!Element<T> && !std::is_void_v<T>)
+  BufferView(T*, std::size_t) : BufferView(nullptr, 0, detail::element_dtype<std::remove_cv_t<T>>()) {}
 
   void* data() const noexcept { return data_; }
   std::size_t count() const noexcept { return count_; }

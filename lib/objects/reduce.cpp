@@ -121,9 +121,9 @@ void check_same_length(const char* operation, const ObjectComm& c, std::size_t c
 }
 
 // Rank r's keys as one string (length-prefixed, so any key survives).
-std::string join_keys(const std::map<std::string, double>& metrics) {
+std::string join_keys(const std::vector<std::string>& keys) {
   std::string joined;
-  for (const auto& [key, value] : metrics) joined += std::to_string(key.size()) + ":" + key;
+  for (const auto& key : keys) joined += std::to_string(key.size()) + ":" + key;
   return joined;
 }
 
@@ -180,21 +180,17 @@ void reduce_elements(const char* operation, const ObjectComm& c, void* data, std
   });
 }
 
-void reduce_metrics(const char* operation, const ObjectComm& c, std::map<std::string, double>& metrics, ReduceOp op,
-                    int root) {
+void reduce_metrics(const char* operation, const ObjectComm& c, const std::vector<std::string>& keys, void* values,
+                    ArithKind kind, std::size_t element_size, ReduceOp op, int root) {
   if (!c.solo()) {
-    const std::string joined = join_keys(metrics);
+    const std::string joined = join_keys(keys);
     if (!extremes_across_ranks(c.comm, fnv1a(joined)).same()) {  // some rank has other keys: every rank sees it
       fails_in_step(c);
       throw Error(operation,
                   "metric keys differ across ranks: " + describe_missing_keys(all_gather_text(c.comm, joined)));
     }
   }
-  std::vector<double> values;
-  for (const auto& [key, value] : metrics) values.push_back(value);
-  reduce_elements(operation, c, values.data(), values.size(), ArithKind::Floating, sizeof(double), op, false, root);
-  std::size_t i = 0;
-  for (auto& [key, value] : metrics) value = values[i++];
+  reduce_elements(operation, c, values, keys.size(), kind, element_size, op, false, root);
 }
 
 }  // namespace mpidist::detail

@@ -12,6 +12,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "mpi_test.hpp"
@@ -228,6 +229,53 @@ TEST_F(ObjectsReduceTest, MetricsKeyWise) {
   const auto sum = mpidist::all_reduce(metrics);
   EXPECT_DOUBLE_EQ(sum.at("tokens"), 100.0 * size() * (size() + 1) / 2);
   EXPECT_DOUBLE_EQ(mpidist::all_reduce(metrics, ReduceOp::Max).at("loss"), static_cast<double>(size()));
+}
+
+// Metrics as users hold them: float values, an unordered_map (whose order differs by rank),
+// integer keys, integer values beyond a double's 53 bits, bools.
+TEST_F(ObjectsReduceTest, MetricsOfAnyMapOfNumbers) {
+  const int n = size();
+  const std::map<std::string, float> losses{{"loss", 1.0f + rank()}, {"acc", 0.5f}};
+  const auto avg = mpidist::all_reduce(losses, ReduceOp::Avg);
+  EXPECT_FLOAT_EQ(avg.at("loss"), 1.0f + (n - 1) / 2.0f);
+  EXPECT_FLOAT_EQ(avg.at("acc"), 0.5f);
+
+  std::unordered_map<std::string, double> unordered;
+  for (int k = 0; k < 16; ++k) unordered["m" + std::to_string((k + rank() * 5) % 16)] = (k + rank() * 5) % 16 + rank();
+  const auto summed = mpidist::all_reduce(unordered);
+  for (int k = 0; k < 16; ++k) EXPECT_DOUBLE_EQ(summed.at("m" + std::to_string(k)), k * n + n * (n - 1) / 2.0) << k;
+
+  const std::int64_t big = std::int64_t{1} << 60;
+  const std::map<int, std::int64_t> counts{{7, big + rank()}, {-1, 3}};
+  const auto total = mpidist::all_reduce(counts);
+  EXPECT_EQ(total.at(7), big * n + n * (n - 1) / 2);  // exact: integers never pass through double
+  EXPECT_EQ(total.at(-1), 3 * n);
+  EXPECT_EQ(mpidist::all_reduce(counts, ReduceOp::Avg).at(7), big + (n - 1) / 2);
+
+  const std::unordered_map<std::string, bool> flags{{"diverged", rank() == n - 1}, {"ok", true}};
+  const auto any = mpidist::all_reduce(flags, ReduceOp::Or);
+  EXPECT_TRUE(any.at("diverged"));
+  EXPECT_TRUE(mpidist::all_reduce(flags, ReduceOp::And).at("ok"));
+  EXPECT_EQ(mpidist::all_reduce(flags, ReduceOp::And).at("diverged"), n == 1);
+
+  const int root = n - 1;
+  const auto on_root = mpidist::reduce(std::unordered_map<std::string, float>{{"x", 2.0f * rank()}}, ReduceOp::Max, root);
+  EXPECT_EQ(on_root.has_value(), rank() == root || n == 1);
+  if (on_root) EXPECT_FLOAT_EQ(on_root->at("x"), 2.0f * (n - 1));
+
+  const auto world = mpidist::world();
+  const auto backwards = world.split(0, n - rank());
+  const auto in_group = mpidist::all_reduce(backwards, std::map<unsigned, double>{{1u, 1.0 * backwards.rank()}});
+  EXPECT_DOUBLE_EQ(in_group.at(1u), n * (n - 1) / 2.0);
+}
+
+TEST_F(ObjectsReduceTest, MismatchedIntegerKeysNameTheMissingKeys) {
+  if (size() == 1) GTEST_SKIP() << "needs two ranks";
+  std::unordered_map<int, float> per_class{{0, 1.0f}};
+  if (rank() == 1) per_class[42] = 2.0f;
+  mpidist_test::expect_error([&] { (void)mpidist::all_reduce(per_class, ReduceOp::Sum); },
+                             {"all_reduce", "metric keys differ", "rank 0 lacks '42'"});
+  EXPECT_EQ(mpidist::all_reduce(1), size());  // still in step
 }
 
 TEST_F(ObjectsReduceTest, MismatchedMetricKeysNameTheMissingKeys) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "mpi_test.hpp"
@@ -247,6 +248,16 @@ TEST_F(Collectives, ContainersPassAsBuffers) {
   std::vector<long long> steps(2, me);
   mpidist::all_reduce(steps, ReduceOp::Min);
   EXPECT_EQ(steps, std::vector<long long>(2, 0));
+  // A typed pointer and a count, as from a raw array or cudaMalloc: the dtype is the pointer's.
+  auto raw = std::make_unique<std::int64_t[]>(5);
+  for (int i = 0; i < 5; ++i) raw[static_cast<std::size_t>(i)] = me + i;
+  mpidist::all_reduce(mpidist::BufferView(raw.get(), 5), ReduceOp::Sum);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(raw[static_cast<std::size_t>(i)], n * (n - 1) / 2 + n * i);
+  const double* input = in.data();
+  std::vector<double> gathered(4 * N);
+  mpidist::all_gather(mpidist::BufferView(input, 4), gathered);
+  EXPECT_EQ(mpidist::BufferView(input, 4).dtype(), mpidist::DataType::Float64);
+  EXPECT_EQ(gathered[4 * N - 1], static_cast<double>(last));
 }
 
 TEST_F(Collectives, AverageOneTensorAndADictionary) {

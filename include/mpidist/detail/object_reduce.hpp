@@ -2,11 +2,14 @@
 // Internal; implemented in lib/objects/reduce.cpp.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <map>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "mpidist/detail/object_transport.hpp"
@@ -30,10 +33,52 @@ constexpr ArithKind arith_kind_v = std::is_same_v<T, bool>       ? ArithKind::Bo
 void reduce_elements(const char* operation, const ObjectComm& c, void* data, std::size_t count, ArithKind kind,
                      std::size_t element_size, ReduceOp op, bool check_length, int root);
 
-/// Key-wise in place, on every rank (root < 0) or on root; Error on every rank, naming the keys
-/// each rank lacks, when keys differ.
-void reduce_metrics(const char* operation, const ObjectComm& c, std::map<std::string, double>& metrics, ReduceOp op,
-                    int root);
+/// Key-wise in place, on every rank (root < 0) or on root: `values` holds one element of (kind,
+/// element_size) per key of `keys`, both in the key order every rank shares. Error on every rank,
+/// naming the keys each rank lacks, when keys differ.
+void reduce_metrics(const char* operation, const ObjectComm& c, const std::vector<std::string>& keys, void* values,
+                    ArithKind kind, std::size_t element_size, ReduceOp op, int root);
+
+/// A metrics map: std::map or std::unordered_map from std::string or integer keys to numbers
+/// (`{"loss": 0.5f}`, `{class_id: count}`), as torch users' dicts of metrics.
+template <class T>
+struct metrics_map : std::false_type {};
+template <class K, class V, class C, class A>
+struct metrics_map<std::map<K, V, C, A>>
+    : std::bool_constant<(std::is_same_v<K, std::string> || std::is_integral_v<K>)&&std::is_arithmetic_v<V>> {};
+template <class K, class V, class H, class E, class A>
+struct metrics_map<std::unordered_map<K, V, H, E, A>>
+    : std::bool_constant<(std::is_same_v<K, std::string> || std::is_integral_v<K>)&&std::is_arithmetic_v<V>> {};
+
+/// Reduces a metrics map key-wise through reduce_metrics, its values in sorted key order (an
+/// unordered_map iterates in an order of its own on each rank).
+template <class M>
+void reduce_metrics_map(const char* operation, const ObjectComm& c, M& metrics, ReduceOp op, int root) {
+  using V = typename M::mapped_type;
+  std::vector<std::pair<const typename M::key_type*, V*>> entries;
+  entries.reserve(metrics.size());
+  for (auto& [key, value] : metrics) entries.emplace_back(&key, &value);
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return *a.first < *b.first; });
+  std::vector<std::string> keys;
+  std::vector<V> values;
+  keys.reserve(entries.size());
+  values.reserve(entries.size());
+  for (const auto& [key, value] : entries) {
+    if constexpr (std::is_same_v<typename M::key_type, std::string>)
+      keys.push_back(*key);
+    else
+      keys.push_back(std::to_string(*key));
+    values.push_back(*value);
+  }
+  if constexpr (std::is_same_v<V, bool>) {
+    std::vector<unsigned char> bytes(values.begin(), values.end());  // std::vector<bool> packs bits
+    reduce_metrics(operation, c, keys, bytes.data(), ArithKind::Bool, 1, op, root);
+    for (std::size_t i = 0; i < entries.size(); ++i) *entries[i].second = bytes[i] != 0;
+  } else {
+    reduce_metrics(operation, c, keys, values.data(), arith_kind_v<V>, sizeof(V), op, root);
+    for (std::size_t i = 0; i < entries.size(); ++i) *entries[i].second = values[i];
+  }
+}
 
 template <class T>
 struct is_std_array : std::false_type {};
@@ -50,7 +95,6 @@ struct reducible_container<std::array<E, N>> : std::bool_constant<std::is_arithm
 /// What all_reduce accepts: an arithmetic scalar (bool included), a std::vector or std::array of
 /// them, or a metrics map.
 template <class T>
-concept Reducible =
-    std::is_arithmetic_v<T> || reducible_container<T>::value || std::is_same_v<T, std::map<std::string, double>>;
+concept Reducible = std::is_arithmetic_v<T> || reducible_container<T>::value || metrics_map<T>::value;
 
 }  // namespace mpidist::detail
