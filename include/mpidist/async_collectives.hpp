@@ -57,6 +57,10 @@ namespace mpidist {
                                 Stream stream = nullptr);
 [[nodiscard]] Work reduce_async(const Communicator& comm, BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum,
                                 int root = 0, Stream stream = nullptr);
+/// reduce in place: root's `buffer` becomes the reduction.
+[[nodiscard]] Work reduce_async(BufferView buffer, ReduceOp op, int root = 0, Stream stream = nullptr);
+[[nodiscard]] Work reduce_async(const Communicator& comm, BufferView buffer, ReduceOp op, int root = 0,
+                                Stream stream = nullptr);
 /// all_reduce_many: the list of views is copied; the buffers must stay untouched until done.
 [[nodiscard]] Work all_reduce_many_async(std::span<const BufferView> buffers, ReduceOp op = ReduceOp::Sum,
                                          Stream stream = nullptr);

@@ -49,6 +49,10 @@ void reduce_scatter(const Communicator& comm, BufferView in, BufferView out, Red
 void reduce(BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum, int root = 0, Stream stream = nullptr);
 void reduce(const Communicator& comm, BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum, int root = 0,
             Stream stream = nullptr);
+/// In place (torch.distributed.reduce): root's `buffer` becomes the reduction; the other ranks'
+/// `buffer` is read and left as it is.
+void reduce(BufferView buffer, ReduceOp op, int root = 0, Stream stream = nullptr);
+void reduce(const Communicator& comm, BufferView buffer, ReduceOp op, int root = 0, Stream stream = nullptr);
 
 // Collectives where every pair of ranks moves a block of its own size (host or device memory).
 // Counts are element counts, in any integer type (counts.hpp): std::vector<int> as MPI's,

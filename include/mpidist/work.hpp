@@ -63,6 +63,8 @@ class Work {
   void wait();
   /// Polls without blocking; true when done (successfully or not).
   bool test();
+  /// test() under torch's name (`work.is_completed()`).
+  bool is_completed() { return test(); }
   /// True when the operation is known to be done (no polling).
   bool done() const noexcept { return state_ == nullptr; }
 

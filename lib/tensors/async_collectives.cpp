@@ -181,6 +181,13 @@ Work reduce_async(const Communicator& comm, BufferView in, BufferView out, Reduc
   return detail::issue(comm, CollectiveKind::Reduce, "reduce", in, out, op, root, stream);
 }
 
+Work reduce_async(BufferView buffer, ReduceOp op, int root, Stream stream) {
+  return detail::issue(CollectiveKind::Reduce, "reduce", buffer, buffer, op, root, stream);
+}
+Work reduce_async(const Communicator& comm, BufferView buffer, ReduceOp op, int root, Stream stream) {
+  return detail::issue(comm, CollectiveKind::Reduce, "reduce", buffer, buffer, op, root, stream);
+}
+
 Work average_async(BufferView buffer, Stream stream) {
   return detail::issue(CollectiveKind::AllReduce, "average", buffer, buffer, ReduceOp::Avg, 0, stream);
 }

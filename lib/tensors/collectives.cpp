@@ -164,6 +164,13 @@ void reduce(const Communicator& comm, BufferView in, BufferView out, ReduceOp op
   detail::collective(comm, CollectiveKind::Reduce, "reduce", in, out, op, root, stream);
 }
 
+void reduce(BufferView buffer, ReduceOp op, int root, Stream stream) {
+  detail::collective(CollectiveKind::Reduce, "reduce", buffer, buffer, op, root, stream);
+}
+void reduce(const Communicator& comm, BufferView buffer, ReduceOp op, int root, Stream stream) {
+  detail::collective(comm, CollectiveKind::Reduce, "reduce", buffer, buffer, op, root, stream);
+}
+
 void average(BufferView buffer, Stream stream) {
   detail::collective(CollectiveKind::AllReduce, "average", buffer, buffer, ReduceOp::Avg, 0, stream);
 }

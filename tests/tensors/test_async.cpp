@@ -121,6 +121,9 @@ void async_equals_blocking(const std::vector<ReduceOp>& ops) {
         mpidist::reduce_async(in.view(), out.view(), op, root).wait();
         mpidist::reduce(in.view(), ref.view(), op, root);
         EXPECT_EQ(out.read(), ref.read());
+        TestBuffer<T> in_place(pattern<T>(n, 4));  // in place: root's becomes ref, the others' stays in
+        mpidist::reduce_async(in_place.view(), op, root).wait();
+        EXPECT_EQ(in_place.read(), mpidist::rank() == root ? ref.read() : in.read());
       }
     }
     {  // broadcast from every root
@@ -400,6 +403,9 @@ TEST_F(Async, TestPollsUntilDone) {
   while (!w.test()) ++polls;
   w.wait();
   EXPECT_EQ(v.back(), static_cast<double>(mpidist::world_size()));
+  Work again = mpidist::all_reduce_async(std::span(v));
+  while (!again.is_completed()) ++polls;  // torch's name for test()
+  EXPECT_EQ(v.back(), static_cast<double>(mpidist::world_size() * mpidist::world_size()));
 }
 
 #if MPIDIST_TEST_HAVE_CUDA
