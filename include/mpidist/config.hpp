@@ -41,5 +41,8 @@ enum class ConfigFormat { Table, Json };
 /// (world ranks in the rank column), written by its rank 0.
 void show_config(std::ostream& out, ConfigFormat format = ConfigFormat::Table);
 void show_config(const Communicator& comm, std::ostream& out, ConfigFormat format = ConfigFormat::Table);
+/// The same on standard output (`mpidist::show_config()`).
+void show_config(ConfigFormat format = ConfigFormat::Table);
+void show_config(const Communicator& comm, ConfigFormat format = ConfigFormat::Table);
 
 }  // namespace mpidist

@@ -152,7 +152,10 @@ auto main_process_only(F f) {
 /// local rank on every node when `local`), then on every other rank once `rank` left the scope. If
 /// the first rank leaves by an exception, the others throw Error from the constructor instead of
 /// running the body against a half-done state.
-class OneRankFirst {
+///
+/// [[nodiscard]]: a guard dropped at once would order an empty block.
+class [[nodiscard("the guard orders the block it lives in: write auto first = mpidist::zero_first(); (a guard "
+                  "dropped at once orders nothing), or pass the block as a function")]] OneRankFirst {
  public:
   explicit OneRankFirst(int rank = 0, bool local = false);
   explicit OneRankFirst(Communicator comm, int rank = 0, bool local = false);
@@ -200,6 +203,20 @@ decltype(auto) zero_first(F&& fn) {
 template <detail::Callable F>
 decltype(auto) zero_first(const Communicator& comm, F&& fn) {
   OneRankFirst first(comm, 0, false);
+  return detail::run_first_block(first, std::forward<F>(fn));
+}
+
+/// ignite `one_rank_first(rank, local)` as a scope: `{ auto first = mpidist::one_rank_first(0, true);
+/// download(); }` runs the block on local rank 0 of every node first, then on the others.
+inline OneRankFirst one_rank_first(int rank = 0, bool local = false) { return OneRankFirst(rank, local); }
+inline OneRankFirst one_rank_first(const Communicator& comm, int rank = 0, bool local = false) {
+  return OneRankFirst(comm, rank, local);
+}
+
+/// Runs `fn` on rank 0 first, then on the others.
+template <detail::Callable F>
+decltype(auto) one_rank_first(F&& fn) {
+  OneRankFirst first(0, false);
   return detail::run_first_block(first, std::forward<F>(fn));
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iostream>
 #include <ostream>
 #include <sstream>
 
@@ -173,6 +174,8 @@ std::vector<RankReport> job_config(const Communicator& comm) {
 }
 
 void show_config(std::ostream& out, ConfigFormat format) { show_config(world(), out, format); }
+void show_config(ConfigFormat format) { show_config(world(), std::cout, format); }
+void show_config(const Communicator& comm, ConfigFormat format) { show_config(comm, std::cout, format); }
 
 void show_config(const Communicator& comm, std::ostream& out, ConfigFormat format) {
   const auto reports = job_config(comm);

@@ -181,6 +181,28 @@ TEST_F(GuardsTest, OneRankFirstWithLastRankAndLocal) {
   EXPECT_EQ(mpidist::one_rank_first(0, true, [] { return 5; }), 5);
 }
 
+// ignite's `with idist.one_rank_first(rank, local):` as a scope, and the call form's defaults.
+TEST_F(GuardsTest, OneRankFirstAsAScope) {
+  SharedFile file;
+  const int last = mpidist::world_size() - 1;
+  {
+    auto first = mpidist::one_rank_first(last);
+    file.append("begin " + me());
+    if (mpidist::rank() == last) std::this_thread::sleep_for(50ms);
+  }
+  mpidist::barrier();
+  EXPECT_EQ(file.lines().front(), "begin " + std::to_string(last));
+  {
+    auto first = mpidist::one_rank_first();  // rank 0 of the world
+  }
+  const auto backwards = mpidist::world().split(0, -mpidist::rank());
+  {
+    auto first = mpidist::one_rank_first(backwards, 0, true);  // local rank 0 of the group on every node
+  }
+  EXPECT_EQ(mpidist::one_rank_first([] { return mpidist::rank() + 7; }), mpidist::rank() + 7);
+  EXPECT_THROW(auto first = mpidist::one_rank_first(last + 1), mpidist::Error);
+}
+
 TEST_F(GuardsTest, ZeroFirstFailureStopsTheOthers) {
   bool others_ran_block = false;
   try {

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -96,6 +97,20 @@ TEST_F(ConfigTest, ShowConfigSaysWhetherTheRanksShareCores) {
                       std::to_string(CPU_COUNT(&all)) + " CPUs"),
             std::string::npos)
       << last;
+}
+
+TEST_F(ConfigTest, ShowConfigWithoutAStreamWritesToStandardOutput) {
+  std::ostringstream out;
+  std::streambuf* const standard = std::cout.rdbuf(out.rdbuf());
+  mpidist::show_config();
+  mpidist::show_config(mpidist::world(), mpidist::ConfigFormat::Json);
+  std::cout.rdbuf(standard);
+  if (!mpidist::is_main_process()) {
+    EXPECT_EQ(out.str(), "");
+    return;
+  }
+  EXPECT_NE(out.str().find("cores: "), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("\n["), std::string::npos) << out.str();
 }
 
 TEST_F(ConfigTest, ShowConfigJsonHasOneObjectPerRank) {

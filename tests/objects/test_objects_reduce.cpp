@@ -261,7 +261,9 @@ TEST_F(ObjectsReduceTest, MetricsOfAnyMapOfNumbers) {
   const int root = n - 1;
   const auto on_root = mpidist::reduce(std::unordered_map<std::string, float>{{"x", 2.0f * rank()}}, ReduceOp::Max, root);
   EXPECT_EQ(on_root.has_value(), rank() == root || n == 1);
-  if (on_root) EXPECT_FLOAT_EQ(on_root->at("x"), 2.0f * (n - 1));
+  if (on_root) {
+    EXPECT_FLOAT_EQ(on_root->at("x"), 2.0f * (n - 1));
+  }
 
   const auto world = mpidist::world();
   const auto backwards = world.split(0, n - rank());
