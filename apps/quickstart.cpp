@@ -1,6 +1,4 @@
 // The README's example, built and run by the tests (mpiexec -n 2) so that it stays true.
-#include <boost/serialization/map.hpp>
-#include <boost/serialization/string.hpp>
 #include <fstream>
 #include <mpidist/mpidist.hpp>
 

@@ -1,11 +1,22 @@
 // Boost.Serialization support for std::optional, std::variant and std::tuple, which Boost 1.74
 // lacks (it serializes boost::optional, boost::variant and std::pair). Newer Boost versions ship
 // their own; these definitions step aside for them. Internal; included by objects.hpp.
+//
+// Boost's own headers for the standard containers come with it, so that a program sending a
+// std::vector<std::string> or a std::map needs no Boost include of its own (without one, the
+// error is Boost's "has no member named 'serialize'", deep in an instantiation).
 #pragma once
 
+#include <boost/serialization/deque.hpp>
+#include <boost/serialization/list.hpp>
+#include <boost/serialization/map.hpp>
 #include <boost/serialization/nvp.hpp>
+#include <boost/serialization/set.hpp>
 #include <boost/serialization/split_free.hpp>
+#include <boost/serialization/unordered_map.hpp>
+#include <boost/serialization/unordered_set.hpp>
 #include <boost/serialization/utility.hpp>  // std::pair
+#include <boost/serialization/vector.hpp>
 #include <boost/version.hpp>
 #include <cstddef>
 #include <optional>
