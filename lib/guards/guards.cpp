@@ -1,6 +1,8 @@
 // barrier, is_main_process, MainProcessContext, and the agreements behind the main-process guards.
 #include "mpidist/guards.hpp"
 
+#include <algorithm>
+#include <map>
 #include <string>
 
 #include "core/context.hpp"
@@ -96,6 +98,29 @@ void check_rank(const Communicator& comm, const char* operation, int rank, bool 
   check_rank(group_of(comm, operation), operation, rank, local);
 }
 
+// A local rank must exist on every node of the group, else the nodes without it would wait for
+// nobody while its own node goes on: checked against the group's smallest node, from the job's
+// placement table (alike on every rank, so every rank raises the same Error and stays in step).
+namespace {
+void check_local_rank_everywhere(const Group& group, const char* operation, int rank) {
+  if (rank < 0) check_rank(group, operation, rank, true);
+  const auto& placement = context(operation).topology.ranks;
+  std::map<int, int> ranks_on_node;  // the world's node index -> the group's ranks there
+  for (const int world_rank : group.world_ranks) ++ranks_on_node[placement[static_cast<std::size_t>(world_rank)].node_rank];
+  for (const auto& [node, count] : ranks_on_node) {
+    if (rank < count) continue;
+    const auto host = std::find_if(group.world_ranks.begin(), group.world_ranks.end(), [&](int w) {
+      return placement[static_cast<std::size_t>(w)].node_rank == node;
+    });
+    throw Error(group.name, operation,
+                "local rank " + std::to_string(rank) + " is missing on node " + std::to_string(node) + " (" +
+                    placement[static_cast<std::size_t>(*host)].hostname + "), which holds " + std::to_string(count) +
+                    (count == 1 ? " rank" : " ranks") + " of " + group.name +
+                    ": with local = true the rank must exist on every node");
+  }
+}
+}  // namespace
+
 }  // namespace detail
 
 OneRankFirst::OneRankFirst(int rank, bool local) : OneRankFirst(world(), rank, local) {}
@@ -104,8 +129,11 @@ OneRankFirst::OneRankFirst(Communicator comm, int rank, bool local)
     : comm_(std::move(comm)), first_(rank), local_(local), is_first_(false),
       uncaught_at_start_(std::uncaught_exceptions()) {
   const char* operation = "one_rank_first";
-  detail::check_rank(comm_, operation, rank, local);
   auto& group = detail::group_of(comm_, operation);
+  if (local)
+    detail::check_local_rank_everywhere(group, operation, rank);
+  else
+    detail::check_rank(group, operation, rank);
   is_first_ = (local ? group.topology.local_rank : group.topology.rank) == rank;
   if (is_first_ || MainProcessContext::depth() > 0) return;
   // Wait for the first rank to leave its block, and learn whether it left by an exception.

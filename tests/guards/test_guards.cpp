@@ -2,10 +2,13 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -201,6 +204,22 @@ TEST_F(GuardsTest, OneRankFirstAsAScope) {
   }
   EXPECT_EQ(mpidist::one_rank_first([] { return mpidist::rank() + 7; }), mpidist::rank() + 7);
   EXPECT_THROW(auto first = mpidist::one_rank_first(last + 1), mpidist::Error);
+}
+
+// local = true on uneven nodes (3 + 1): a local rank some node lacks would leave that node's ranks
+// waiting for nobody, so it is the same Error on every rank, and the ranks stay in step.
+TEST_F(GuardsTest, OneRankFirstLocalRankMustExistOnEveryNode) {
+  std::map<int, int> ranks_on_node;
+  for (const auto& placement : mpidist::topology().ranks) ++ranks_on_node[placement.node_rank];
+  int smallest = mpidist::world_size();
+  for (const auto& [node, count] : ranks_on_node) smallest = std::min(smallest, count);
+  mpidist_test::expect_error([&] { auto first = mpidist::one_rank_first(smallest, true); },
+                             {"one_rank_first", "local rank " + std::to_string(smallest) + " is missing on node",
+                              "must exist on every node"});
+  {
+    auto first = mpidist::one_rank_first(smallest - 1, true);  // on every node
+  }
+  EXPECT_EQ(mpidist::all_reduce(1), mpidist::world_size());  // still in step
 }
 
 TEST_F(GuardsTest, ZeroFirstFailureStopsTheOthers) {
