@@ -2,6 +2,8 @@
 #include "mpidist/communicator.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <string>
 
 #include "core/context.hpp"
 #include "core/mpi_check.hpp"
@@ -126,8 +128,11 @@ namespace mpidist {
 
 void Communicator::set_timeout(std::chrono::duration<double> timeout) const {
   auto& group = detail::group_of(*this, "set_timeout");
-  if (!(timeout.count() >= 0.0))
-    throw Error(group.name, "set_timeout", "timeout must be >= 0 seconds, got " + std::to_string(timeout.count()));
+  if (!(timeout.count() >= 0.0)) {
+    char given[32];
+    std::snprintf(given, sizeof given, "%g s", timeout.count());
+    throw Error(group.name, "set_timeout", std::string("timeout must be >= 0 s (0: no limit), got ") + given);
+  }
   group.timeout_seconds = timeout.count();
 }
 

@@ -191,7 +191,7 @@ std::optional<std::vector<long long>> arrive(Group& group, long long generation,
 
 void monitored_barrier(Group& group, std::chrono::duration<double> timeout, bool wait_all_ranks) {
   if (!(timeout.count() > 0.0))
-    throw Error(group.name, operation, "timeout must be > 0 seconds, got " + std::to_string(timeout.count()));
+    throw Error(group.name, operation, "timeout must be > 0 s, got " + seconds_text(timeout.count()));
   if (MainProcessContext::depth() > 0 || group.topology.size == 1) return;
   // Recorded, but outside the sequence: a rank may legitimately miss it, and it times itself.
   CallScope scope(group, Fingerprint{operation}, false);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -220,6 +221,17 @@ TEST_F(GuardsTest, OneRankFirstLocalRankMustExistOnEveryNode) {
     auto first = mpidist::one_rank_first(smallest - 1, true);  // on every node
   }
   EXPECT_EQ(mpidist::all_reduce(1), mpidist::world_size());  // still in step
+}
+
+TEST_F(GuardsTest, BadTimeoutsAreErrorsNamingTheValue) {
+  using namespace std::chrono_literals;
+  mpidist_test::expect_error([] { mpidist::world().set_timeout(-5s); },
+                             {"set_timeout", "timeout must be >= 0 s (0: no limit), got -5 s"});
+  mpidist_test::expect_error([] { mpidist::world().set_timeout(std::chrono::duration<double>(std::nan(""))); },
+                             {"set_timeout", "got nan s"});
+  mpidist_test::expect_error([] { mpidist::monitored_barrier(-1500ms); },
+                             {"monitored_barrier", "timeout must be > 0 s, got -1.5 s"});
+  mpidist::monitored_barrier(30s);  // the world is still usable
 }
 
 TEST_F(GuardsTest, ZeroFirstFailureStopsTheOthers) {
