@@ -132,7 +132,9 @@ void run_on_main(F&& func, P&& post_func = {}, bool run_post_on_main = false) {
 /// (of `comm`, or of the world) only, inside a MainProcessContext. Returns std::optional of f's
 /// result (empty elsewhere).
 template <class F>
-auto main_process_only(Communicator comm, F f) {
+[[nodiscard("main_process_only(f) returns a callable and runs nothing yet: call it, main_process_only(f)(), or "
+            "run f now on the main process with zero_only(f) or run_on_main(f)")]] auto
+main_process_only(Communicator comm, F f) {
   return [comm = std::move(comm), f = std::move(f)](auto&&... args) mutable {
     MainProcessContext main_only;
     return detail::call_on_rank(detail::rank_in(comm, "main_process_only") == 0, f,
@@ -141,7 +143,9 @@ auto main_process_only(Communicator comm, F f) {
 }
 template <class F>
 requires(!std::same_as<std::remove_cvref_t<F>, Communicator>)
-auto main_process_only(F f) {
+[[nodiscard("main_process_only(f) returns a callable and runs nothing yet: call it, main_process_only(f)(), or "
+            "run f now on the main process with zero_only(f) or run_on_main(f)")]] auto
+main_process_only(F f) {
   return [f = std::move(f)](auto&&... args) mutable {
     MainProcessContext main_only;
     return detail::call_on_rank(is_main_process(), f, std::forward<decltype(args)>(args)...);
@@ -258,7 +262,9 @@ class one_rank_only {
   }
 
   template <class F>
-  auto operator()(F f) const {
+  [[nodiscard("one_rank_only(rank)(f) returns a callable and runs nothing yet: call it, "
+              "one_rank_only(rank)(f)()")]] auto
+  operator()(F f) const {
     return [f = std::move(f), comm = comm_, rank = rank_, with_barrier = with_barrier_](auto&&... args) mutable {
       const bool here = detail::rank_in(comm, "one_rank_only") == rank;
       using R = std::invoke_result_t<F&, decltype(args)...>;

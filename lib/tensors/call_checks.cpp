@@ -95,7 +95,8 @@ void check_local_arguments(CollectiveKind kind, const char* name, const BufferVi
                           (MainProcessContext::depth() > 0 ? "the one rank of a MainProcessContext" : "world size " + std::to_string(world_size)));
   if (op == ReduceOp::And || op == ReduceOp::Or)
     throw Error(name, "reduction '" + std::string(to_string(op)) +
-                          "' applies to object reductions only; tensors take sum, prod, min, max or avg");
+                          "' applies to object reductions only; tensors take sum, prod, min, max or avg (on flags of 0 and "
+                          "1, max is a logical or and min a logical and)");
   if (in.dtype() != out.dtype())
     throw Error(name, "in has element type " + std::string(to_string(in.dtype())) + " but out has " +
                           std::string(to_string(out.dtype())));

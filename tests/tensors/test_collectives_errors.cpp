@@ -70,7 +70,7 @@ TEST_F(CollectiveErrors, InvalidRootIsAnErrorOnEveryRank) {
 
 TEST_F(CollectiveErrors, LogicalReductionsAreRejected) {
   TestBuffer<std::int32_t> flags(std::vector<std::int32_t>(2, 1));
-  expect_error([&] { mpidist::all_reduce(flags.view(), ReduceOp::And); }, {"all_reduce", "'and' applies to object reductions only"});
+  expect_error([&] { mpidist::all_reduce(flags.view(), ReduceOp::And); }, {"all_reduce", "'and' applies to object reductions only", "min a logical and"});
   expect_error([&] { mpidist::reduce_scatter(flags.view(), flags.view(), ReduceOp::Or); }, {"'or'"});
 }
 
