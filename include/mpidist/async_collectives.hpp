@@ -38,24 +38,24 @@ namespace mpidist {
 [[nodiscard]] Work all_reduce_async(BufferView buffer, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
 [[nodiscard]] Work all_reduce_async(const Communicator& comm, BufferView buffer, ReduceOp op = ReduceOp::Sum,
                                     Stream stream = nullptr);
-[[nodiscard]] Work all_reduce_async(BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
-[[nodiscard]] Work all_reduce_async(const Communicator& comm, BufferView in, BufferView out,
+[[nodiscard]] Work all_reduce_async(InputView in, BufferView out, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
+[[nodiscard]] Work all_reduce_async(const Communicator& comm, InputView in, BufferView out,
                                     ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
 /// broadcast from `root`.
 [[nodiscard]] Work broadcast_async(BufferView buffer, int root = 0, Stream stream = nullptr);
 [[nodiscard]] Work broadcast_async(const Communicator& comm, BufferView buffer, int root = 0, Stream stream = nullptr);
 /// all_gather: `out` holds size x in.count().
-[[nodiscard]] Work all_gather_async(BufferView in, BufferView out, Stream stream = nullptr);
-[[nodiscard]] Work all_gather_async(const Communicator& comm, BufferView in, BufferView out, Stream stream = nullptr);
+[[nodiscard]] Work all_gather_async(InputView in, BufferView out, Stream stream = nullptr);
+[[nodiscard]] Work all_gather_async(const Communicator& comm, InputView in, BufferView out, Stream stream = nullptr);
 /// reduce_scatter: rank r gets block r.
-[[nodiscard]] Work reduce_scatter_async(BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum,
+[[nodiscard]] Work reduce_scatter_async(InputView in, BufferView out, ReduceOp op = ReduceOp::Sum,
                                         Stream stream = nullptr);
-[[nodiscard]] Work reduce_scatter_async(const Communicator& comm, BufferView in, BufferView out,
+[[nodiscard]] Work reduce_scatter_async(const Communicator& comm, InputView in, BufferView out,
                                         ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
 /// reduce to `root`'s `out`.
-[[nodiscard]] Work reduce_async(BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum, int root = 0,
+[[nodiscard]] Work reduce_async(InputView in, BufferView out, ReduceOp op = ReduceOp::Sum, int root = 0,
                                 Stream stream = nullptr);
-[[nodiscard]] Work reduce_async(const Communicator& comm, BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum,
+[[nodiscard]] Work reduce_async(const Communicator& comm, InputView in, BufferView out, ReduceOp op = ReduceOp::Sum,
                                 int root = 0, Stream stream = nullptr);
 /// reduce in place: root's `buffer` becomes the reduction.
 [[nodiscard]] Work reduce_async(BufferView buffer, ReduceOp op, int root = 0, Stream stream = nullptr);
@@ -95,16 +95,16 @@ requires detail::TensorList<R&>
 [[nodiscard]] Work barrier_async();
 [[nodiscard]] Work barrier_async(const Communicator& comm);
 /// all_to_all, equal blocks and uneven blocks (the counts are copied).
-[[nodiscard]] Work all_to_all_async(BufferView in, BufferView out, Stream stream = nullptr);
-[[nodiscard]] Work all_to_all_async(const Communicator& comm, BufferView in, BufferView out, Stream stream = nullptr);
-[[nodiscard]] Work all_to_all_async(BufferView in, Counts send_counts, BufferView out,
+[[nodiscard]] Work all_to_all_async(InputView in, BufferView out, Stream stream = nullptr);
+[[nodiscard]] Work all_to_all_async(const Communicator& comm, InputView in, BufferView out, Stream stream = nullptr);
+[[nodiscard]] Work all_to_all_async(InputView in, Counts send_counts, BufferView out,
                                     Counts recv_counts, Stream stream = nullptr);
-[[nodiscard]] Work all_to_all_async(const Communicator& comm, BufferView in, Counts send_counts,
+[[nodiscard]] Work all_to_all_async(const Communicator& comm, InputView in, Counts send_counts,
                                     BufferView out, Counts recv_counts, Stream stream = nullptr);
 /// all_gather_v: `counts[r]` is rank r's in.count() (copied).
-[[nodiscard]] Work all_gather_v_async(BufferView in, BufferView out, Counts counts,
+[[nodiscard]] Work all_gather_v_async(InputView in, BufferView out, Counts counts,
                                       Stream stream = nullptr);
-[[nodiscard]] Work all_gather_v_async(const Communicator& comm, BufferView in, BufferView out,
+[[nodiscard]] Work all_gather_v_async(const Communicator& comm, InputView in, BufferView out,
                                       Counts counts, Stream stream = nullptr);
 
 /// all_reduce_async on a span.

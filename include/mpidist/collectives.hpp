@@ -32,22 +32,22 @@ using Stream = CUstream_st*;
 void all_reduce(BufferView buffer, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
 void all_reduce(const Communicator& comm, BufferView buffer, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
 /// Out of place: `out` (same count and dtype as `in`) receives the reduction.
-void all_reduce(BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
-void all_reduce(const Communicator& comm, BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum,
+void all_reduce(InputView in, BufferView out, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
+void all_reduce(const Communicator& comm, InputView in, BufferView out, ReduceOp op = ReduceOp::Sum,
                 Stream stream = nullptr);
 /// Root's `buffer` is copied to every rank's `buffer` (same count everywhere).
 void broadcast(BufferView buffer, int root = 0, Stream stream = nullptr);
 void broadcast(const Communicator& comm, BufferView buffer, int root = 0, Stream stream = nullptr);
 /// `out` (world_size × in.count()) receives every rank's `in`, in rank order.
-void all_gather(BufferView in, BufferView out, Stream stream = nullptr);
-void all_gather(const Communicator& comm, BufferView in, BufferView out, Stream stream = nullptr);
+void all_gather(InputView in, BufferView out, Stream stream = nullptr);
+void all_gather(const Communicator& comm, InputView in, BufferView out, Stream stream = nullptr);
 /// `in` (world_size × out.count()) is reduced; rank r receives block r in `out`.
-void reduce_scatter(BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
-void reduce_scatter(const Communicator& comm, BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum,
+void reduce_scatter(InputView in, BufferView out, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
+void reduce_scatter(const Communicator& comm, InputView in, BufferView out, ReduceOp op = ReduceOp::Sum,
                     Stream stream = nullptr);
 /// The reduction lands in root's `out`; `out` is not written on other ranks.
-void reduce(BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum, int root = 0, Stream stream = nullptr);
-void reduce(const Communicator& comm, BufferView in, BufferView out, ReduceOp op = ReduceOp::Sum, int root = 0,
+void reduce(InputView in, BufferView out, ReduceOp op = ReduceOp::Sum, int root = 0, Stream stream = nullptr);
+void reduce(const Communicator& comm, InputView in, BufferView out, ReduceOp op = ReduceOp::Sum, int root = 0,
             Stream stream = nullptr);
 /// In place (torch.distributed.reduce): root's `buffer` becomes the reduction; the other ranks'
 /// `buffer` is read and left as it is.
@@ -63,28 +63,28 @@ void reduce(const Communicator& comm, BufferView buffer, ReduceOp op, int root =
 
 /// Equal blocks: `in` and `out` hold world size x k elements; block j of `in` goes to rank j, and
 /// block i of `out` came from rank i (MPI_Alltoall; torch's all_to_all_single without splits).
-void all_to_all(BufferView in, BufferView out, Stream stream = nullptr);
-void all_to_all(const Communicator& comm, BufferView in, BufferView out, Stream stream = nullptr);
+void all_to_all(InputView in, BufferView out, Stream stream = nullptr);
+void all_to_all(const Communicator& comm, InputView in, BufferView out, Stream stream = nullptr);
 /// Uneven blocks (torch's all_to_all_single with split sizes): `in` holds send_counts[j] elements
 /// for rank j, then rank j+1's, in rank order; `out` receives recv_counts[i] elements from rank i
 /// likewise. Zero counts are allowed; recv_counts[i] must equal rank i's send_counts[this rank].
-void all_to_all(BufferView in, Counts send_counts, BufferView out,
+void all_to_all(InputView in, Counts send_counts, BufferView out,
                 Counts recv_counts, Stream stream = nullptr);
-void all_to_all(const Communicator& comm, BufferView in, Counts send_counts, BufferView out,
+void all_to_all(const Communicator& comm, InputView in, Counts send_counts, BufferView out,
                 Counts recv_counts, Stream stream = nullptr);
 /// `counts[r]` is rank r's in.count(), the same list on every rank; `out` holds their sum, every
 /// rank's `in` in rank order (MPI_Allgatherv).
-void all_gather_v(BufferView in, BufferView out, Counts counts, Stream stream = nullptr);
-void all_gather_v(const Communicator& comm, BufferView in, BufferView out, Counts counts,
+void all_gather_v(InputView in, BufferView out, Counts counts, Stream stream = nullptr);
+void all_gather_v(const Communicator& comm, InputView in, BufferView out, Counts counts,
                   Stream stream = nullptr);
 /// Root's `out` (world size x in.count()) receives every rank's `in` in rank order; other ranks'
 /// `out` is not used (pass an empty one).
-void gather(BufferView in, BufferView out, int root = 0, Stream stream = nullptr);
-void gather(const Communicator& comm, BufferView in, BufferView out, int root = 0, Stream stream = nullptr);
+void gather(InputView in, BufferView out, int root = 0, Stream stream = nullptr);
+void gather(const Communicator& comm, InputView in, BufferView out, int root = 0, Stream stream = nullptr);
 /// Root's `in` (world size x out.count()) is cut into blocks; rank r receives block r in `out`.
 /// Other ranks' `in` is not used (pass an empty one).
-void scatter(BufferView in, BufferView out, int root = 0, Stream stream = nullptr);
-void scatter(const Communicator& comm, BufferView in, BufferView out, int root = 0, Stream stream = nullptr);
+void scatter(InputView in, BufferView out, int root = 0, Stream stream = nullptr);
+void scatter(const Communicator& comm, InputView in, BufferView out, int root = 0, Stream stream = nullptr);
 
 /// all_reduce on a span (`all_reduce(std::span(gradients), ReduceOp::Avg)`).
 template <Element T, std::size_t Extent>

@@ -41,14 +41,14 @@ int max_tag();
 // sender and receiver ends in the timeout's Error, not in one naming both counts.
 
 /// Sends `buffer` to rank `dest` with `tag`; returns when `buffer` may be reused.
-void send(BufferView buffer, int dest, int tag = 0, Stream stream = nullptr);
-void send(const Communicator& comm, BufferView buffer, int dest, int tag = 0, Stream stream = nullptr);
+void send(InputView buffer, int dest, int tag = 0, Stream stream = nullptr);
+void send(const Communicator& comm, InputView buffer, int dest, int tag = 0, Stream stream = nullptr);
 /// Receives a message from `src` (or any_source) with `tag` (or any_tag) into `buffer`.
 Status recv(BufferView buffer, int src, int tag = 0, Stream stream = nullptr);
 Status recv(const Communicator& comm, BufferView buffer, int src, int tag = 0, Stream stream = nullptr);
 /// Starts a send; `buffer` must stay alive and unchanged until the Work is done.
-[[nodiscard]] Work isend(BufferView buffer, int dest, int tag = 0, Stream stream = nullptr);
-[[nodiscard]] Work isend(const Communicator& comm, BufferView buffer, int dest, int tag = 0, Stream stream = nullptr);
+[[nodiscard]] Work isend(InputView buffer, int dest, int tag = 0, Stream stream = nullptr);
+[[nodiscard]] Work isend(const Communicator& comm, InputView buffer, int dest, int tag = 0, Stream stream = nullptr);
 /// Starts a receive; `buffer` must stay alive and untouched until the Work is done.
 [[nodiscard]] Work irecv(BufferView buffer, int src, int tag = 0, Stream stream = nullptr);
 [[nodiscard]] Work irecv(const Communicator& comm, BufferView buffer, int src, int tag = 0, Stream stream = nullptr);
@@ -58,7 +58,7 @@ class P2POp {
  public:
   enum class Kind { Send, Recv };
   /// Send `buffer` to `peer`.
-  static P2POp send(BufferView buffer, int peer, int tag = 0) { return P2POp(Kind::Send, buffer, peer, tag); }
+  static P2POp send(InputView buffer, int peer, int tag = 0) { return P2POp(Kind::Send, buffer, peer, tag); }
   /// Receive into `buffer` from `peer` (a rank: not any_source).
   static P2POp recv(BufferView buffer, int peer, int tag = 0) { return P2POp(Kind::Recv, buffer, peer, tag); }
 

@@ -123,12 +123,15 @@ template <class T>
 struct is_std_span : std::false_type {};
 template <class E, std::size_t N>
 struct is_std_span<std::span<E, N>> : std::true_type {};
-/// A container of tensor elements whose elements can be written (std::vector<float>,
-/// std::array<int, N>; not a const one), other than a span (which has a view of its own).
+/// A container of tensor elements (std::vector<float>, std::array<int, N>, const or not), other
+/// than a span (which has a view of its own).
 template <class C>
-concept WritableContainer = std::ranges::contiguous_range<C&> && std::ranges::sized_range<C&> &&
-                            !is_std_span<std::remove_cv_t<C>>::value && Element<std::ranges::range_value_t<C&>> &&
-                            !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<C&>>>;
+concept ElementContainer = std::ranges::contiguous_range<C&> && std::ranges::sized_range<C&> &&
+                           !is_std_span<std::remove_cv_t<C>>::value && Element<std::ranges::range_value_t<C&>>;
+/// One whose elements can be written (not a const one).
+template <class C>
+concept WritableContainer =
+    ElementContainer<C> && !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<C&>>>;
 }  // namespace detail
 
 /// A non-owning, type-erased view of `count` elements of `dtype` at `data`. The memory kind is
@@ -148,7 +151,8 @@ class BufferView {
       : BufferView(const_cast<std::remove_cv_t<T>*>(data), count, dtype_v<std::remove_cv_t<T>>) {}
   /// A non-const container of elements (std::vector<float>, std::array<int, N>): its elements, as
   /// std::span(v) views them; implicit, so `all_gather(in, out)` and `isend(v, dest)` take vectors.
-  /// A const container takes std::span(v) (a collective may write what it views). Where a call
+  /// A const container is not one (a call may write what it views): it passes where a call only
+  /// reads, as an InputView (below). Where a call
   /// also has a form for std::vector itself (the object forms: all_reduce(v, op), broadcast(v),
   /// send(v, dest)), that form is the exact match and is chosen.
   template <detail::WritableContainer C>
@@ -176,6 +180,17 @@ class BufferView {
   DataType dtype_;
   MemoryKind memory_ = MemoryKind::Host;
   int device_ = -1;
+};
+
+/// A buffer a call only reads: the `in` of the collectives, what send, isend and P2POp::send
+/// send. A BufferView, or anything that converts to one, and also a const container
+/// (`const std::vector<float>&`), which a BufferView refuses because a call may write what it views.
+class InputView : public BufferView {
+ public:
+  using BufferView::BufferView;
+  InputView(const BufferView& view) : BufferView(view) {}
+  template <detail::ElementContainer C>
+  InputView(const C& container) : BufferView(std::span(std::ranges::data(container), std::ranges::size(container))) {}
 };
 
 namespace detail {

@@ -146,10 +146,10 @@ Work all_reduce_async(BufferView buffer, ReduceOp op, Stream stream) {
 Work all_reduce_async(const Communicator& comm, BufferView buffer, ReduceOp op, Stream stream) {
   return detail::issue(comm, CollectiveKind::AllReduce, "all_reduce", buffer, buffer, op, 0, stream);
 }
-Work all_reduce_async(BufferView in, BufferView out, ReduceOp op, Stream stream) {
+Work all_reduce_async(InputView in, BufferView out, ReduceOp op, Stream stream) {
   return detail::issue(CollectiveKind::AllReduce, "all_reduce", in, out, op, 0, stream);
 }
-Work all_reduce_async(const Communicator& comm, BufferView in, BufferView out, ReduceOp op, Stream stream) {
+Work all_reduce_async(const Communicator& comm, InputView in, BufferView out, ReduceOp op, Stream stream) {
   return detail::issue(comm, CollectiveKind::AllReduce, "all_reduce", in, out, op, 0, stream);
 }
 
@@ -160,24 +160,24 @@ Work broadcast_async(const Communicator& comm, BufferView buffer, int root, Stre
   return detail::issue(comm, CollectiveKind::Broadcast, "broadcast", buffer, buffer, ReduceOp::Sum, root, stream);
 }
 
-Work all_gather_async(BufferView in, BufferView out, Stream stream) {
+Work all_gather_async(InputView in, BufferView out, Stream stream) {
   return detail::issue(CollectiveKind::AllGather, "all_gather", in, out, ReduceOp::Sum, 0, stream);
 }
-Work all_gather_async(const Communicator& comm, BufferView in, BufferView out, Stream stream) {
+Work all_gather_async(const Communicator& comm, InputView in, BufferView out, Stream stream) {
   return detail::issue(comm, CollectiveKind::AllGather, "all_gather", in, out, ReduceOp::Sum, 0, stream);
 }
 
-Work reduce_scatter_async(BufferView in, BufferView out, ReduceOp op, Stream stream) {
+Work reduce_scatter_async(InputView in, BufferView out, ReduceOp op, Stream stream) {
   return detail::issue(CollectiveKind::ReduceScatter, "reduce_scatter", in, out, op, 0, stream);
 }
-Work reduce_scatter_async(const Communicator& comm, BufferView in, BufferView out, ReduceOp op, Stream stream) {
+Work reduce_scatter_async(const Communicator& comm, InputView in, BufferView out, ReduceOp op, Stream stream) {
   return detail::issue(comm, CollectiveKind::ReduceScatter, "reduce_scatter", in, out, op, 0, stream);
 }
 
-Work reduce_async(BufferView in, BufferView out, ReduceOp op, int root, Stream stream) {
+Work reduce_async(InputView in, BufferView out, ReduceOp op, int root, Stream stream) {
   return detail::issue(CollectiveKind::Reduce, "reduce", in, out, op, root, stream);
 }
-Work reduce_async(const Communicator& comm, BufferView in, BufferView out, ReduceOp op, int root, Stream stream) {
+Work reduce_async(const Communicator& comm, InputView in, BufferView out, ReduceOp op, int root, Stream stream) {
   return detail::issue(comm, CollectiveKind::Reduce, "reduce", in, out, op, root, stream);
 }
 

@@ -129,10 +129,10 @@ void all_reduce(const Communicator& comm, BufferView buffer, ReduceOp op, Stream
   detail::collective(comm, CollectiveKind::AllReduce, "all_reduce", buffer, buffer, op, 0, stream);
 }
 
-void all_reduce(BufferView in, BufferView out, ReduceOp op, Stream stream) {
+void all_reduce(InputView in, BufferView out, ReduceOp op, Stream stream) {
   detail::collective(CollectiveKind::AllReduce, "all_reduce", in, out, op, 0, stream);
 }
-void all_reduce(const Communicator& comm, BufferView in, BufferView out, ReduceOp op, Stream stream) {
+void all_reduce(const Communicator& comm, InputView in, BufferView out, ReduceOp op, Stream stream) {
   detail::collective(comm, CollectiveKind::AllReduce, "all_reduce", in, out, op, 0, stream);
 }
 
@@ -143,24 +143,24 @@ void broadcast(const Communicator& comm, BufferView buffer, int root, Stream str
   detail::collective(comm, CollectiveKind::Broadcast, "broadcast", buffer, buffer, ReduceOp::Sum, root, stream);
 }
 
-void all_gather(BufferView in, BufferView out, Stream stream) {
+void all_gather(InputView in, BufferView out, Stream stream) {
   detail::collective(CollectiveKind::AllGather, "all_gather", in, out, ReduceOp::Sum, 0, stream);
 }
-void all_gather(const Communicator& comm, BufferView in, BufferView out, Stream stream) {
+void all_gather(const Communicator& comm, InputView in, BufferView out, Stream stream) {
   detail::collective(comm, CollectiveKind::AllGather, "all_gather", in, out, ReduceOp::Sum, 0, stream);
 }
 
-void reduce_scatter(BufferView in, BufferView out, ReduceOp op, Stream stream) {
+void reduce_scatter(InputView in, BufferView out, ReduceOp op, Stream stream) {
   detail::collective(CollectiveKind::ReduceScatter, "reduce_scatter", in, out, op, 0, stream);
 }
-void reduce_scatter(const Communicator& comm, BufferView in, BufferView out, ReduceOp op, Stream stream) {
+void reduce_scatter(const Communicator& comm, InputView in, BufferView out, ReduceOp op, Stream stream) {
   detail::collective(comm, CollectiveKind::ReduceScatter, "reduce_scatter", in, out, op, 0, stream);
 }
 
-void reduce(BufferView in, BufferView out, ReduceOp op, int root, Stream stream) {
+void reduce(InputView in, BufferView out, ReduceOp op, int root, Stream stream) {
   detail::collective(CollectiveKind::Reduce, "reduce", in, out, op, root, stream);
 }
-void reduce(const Communicator& comm, BufferView in, BufferView out, ReduceOp op, int root, Stream stream) {
+void reduce(const Communicator& comm, InputView in, BufferView out, ReduceOp op, int root, Stream stream) {
   detail::collective(comm, CollectiveKind::Reduce, "reduce", in, out, op, root, stream);
 }
 

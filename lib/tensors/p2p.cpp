@@ -427,10 +427,10 @@ int max_tag() {
   return detail::tag_upper_bound(group) - detail::reserved_tags;
 }
 
-void send(BufferView buffer, int dest, int tag, Stream stream) {
+void send(InputView buffer, int dest, int tag, Stream stream) {
   detail::send_blocking(nullptr, buffer, dest, tag, stream);
 }
-void send(const Communicator& comm, BufferView buffer, int dest, int tag, Stream stream) {
+void send(const Communicator& comm, InputView buffer, int dest, int tag, Stream stream) {
   detail::send_blocking(&comm, buffer, dest, tag, stream);
 }
 Status recv(BufferView buffer, int src, int tag, Stream stream) {
@@ -439,10 +439,10 @@ Status recv(BufferView buffer, int src, int tag, Stream stream) {
 Status recv(const Communicator& comm, BufferView buffer, int src, int tag, Stream stream) {
   return detail::recv_blocking(&comm, buffer, src, tag, stream);
 }
-Work isend(BufferView buffer, int dest, int tag, Stream stream) {
+Work isend(InputView buffer, int dest, int tag, Stream stream) {
   return Work(detail::start_one(nullptr, "isend", buffer, dest, tag, false, stream));
 }
-Work isend(const Communicator& comm, BufferView buffer, int dest, int tag, Stream stream) {
+Work isend(const Communicator& comm, InputView buffer, int dest, int tag, Stream stream) {
   return Work(detail::start_one(&comm, "isend", buffer, dest, tag, false, stream));
 }
 Work irecv(BufferView buffer, int src, int tag, Stream stream) {

@@ -488,59 +488,59 @@ Work run_async(const Communicator* comm, const Request& r) { return run_async(gr
 using detail::Request;
 using detail::Shape;
 
-void all_to_all(BufferView in, BufferView out, Stream stream) {
+void all_to_all(InputView in, BufferView out, Stream stream) {
   detail::run(nullptr, Request{Shape::AllToAll, "all_to_all", in, out, {}, {}, 0, stream});
 }
-void all_to_all(const Communicator& comm, BufferView in, BufferView out, Stream stream) {
+void all_to_all(const Communicator& comm, InputView in, BufferView out, Stream stream) {
   detail::run(&comm, Request{Shape::AllToAll, "all_to_all", in, out, {}, {}, 0, stream});
 }
-void all_to_all(BufferView in, Counts send_counts, BufferView out,
+void all_to_all(InputView in, Counts send_counts, BufferView out,
                 Counts recv_counts, Stream stream) {
   detail::run(nullptr, Request{Shape::AllToAllV, "all_to_all", in, out, send_counts, recv_counts, 0, stream});
 }
-void all_to_all(const Communicator& comm, BufferView in, Counts send_counts, BufferView out,
+void all_to_all(const Communicator& comm, InputView in, Counts send_counts, BufferView out,
                 Counts recv_counts, Stream stream) {
   detail::run(&comm, Request{Shape::AllToAllV, "all_to_all", in, out, send_counts, recv_counts, 0, stream});
 }
-void all_gather_v(BufferView in, BufferView out, Counts counts, Stream stream) {
+void all_gather_v(InputView in, BufferView out, Counts counts, Stream stream) {
   detail::run(nullptr, Request{Shape::AllGatherV, "all_gather_v", in, out, {}, counts, 0, stream});
 }
-void all_gather_v(const Communicator& comm, BufferView in, BufferView out, Counts counts,
+void all_gather_v(const Communicator& comm, InputView in, BufferView out, Counts counts,
                   Stream stream) {
   detail::run(&comm, Request{Shape::AllGatherV, "all_gather_v", in, out, {}, counts, 0, stream});
 }
-void gather(BufferView in, BufferView out, int root, Stream stream) {
+void gather(InputView in, BufferView out, int root, Stream stream) {
   detail::run(nullptr, Request{Shape::Gather, "gather", in, out, {}, {}, root, stream});
 }
-void gather(const Communicator& comm, BufferView in, BufferView out, int root, Stream stream) {
+void gather(const Communicator& comm, InputView in, BufferView out, int root, Stream stream) {
   detail::run(&comm, Request{Shape::Gather, "gather", in, out, {}, {}, root, stream});
 }
-void scatter(BufferView in, BufferView out, int root, Stream stream) {
+void scatter(InputView in, BufferView out, int root, Stream stream) {
   detail::run(nullptr, Request{Shape::Scatter, "scatter", in, out, {}, {}, root, stream});
 }
-void scatter(const Communicator& comm, BufferView in, BufferView out, int root, Stream stream) {
+void scatter(const Communicator& comm, InputView in, BufferView out, int root, Stream stream) {
   detail::run(&comm, Request{Shape::Scatter, "scatter", in, out, {}, {}, root, stream});
 }
 
 // The non-blocking forms (async_collectives.hpp). The counts are copied into the exchange at issue.
-Work all_to_all_async(BufferView in, BufferView out, Stream stream) {
+Work all_to_all_async(InputView in, BufferView out, Stream stream) {
   return detail::run_async(nullptr, Request{Shape::AllToAll, "all_to_all", in, out, {}, {}, 0, stream});
 }
-Work all_to_all_async(const Communicator& comm, BufferView in, BufferView out, Stream stream) {
+Work all_to_all_async(const Communicator& comm, InputView in, BufferView out, Stream stream) {
   return detail::run_async(&comm, Request{Shape::AllToAll, "all_to_all", in, out, {}, {}, 0, stream});
 }
-Work all_to_all_async(BufferView in, Counts send_counts, BufferView out,
+Work all_to_all_async(InputView in, Counts send_counts, BufferView out,
                       Counts recv_counts, Stream stream) {
   return detail::run_async(nullptr, Request{Shape::AllToAllV, "all_to_all", in, out, send_counts, recv_counts, 0, stream});
 }
-Work all_to_all_async(const Communicator& comm, BufferView in, Counts send_counts,
+Work all_to_all_async(const Communicator& comm, InputView in, Counts send_counts,
                       BufferView out, Counts recv_counts, Stream stream) {
   return detail::run_async(&comm, Request{Shape::AllToAllV, "all_to_all", in, out, send_counts, recv_counts, 0, stream});
 }
-Work all_gather_v_async(BufferView in, BufferView out, Counts counts, Stream stream) {
+Work all_gather_v_async(InputView in, BufferView out, Counts counts, Stream stream) {
   return detail::run_async(nullptr, Request{Shape::AllGatherV, "all_gather_v", in, out, {}, counts, 0, stream});
 }
-Work all_gather_v_async(const Communicator& comm, BufferView in, BufferView out, Counts counts,
+Work all_gather_v_async(const Communicator& comm, InputView in, BufferView out, Counts counts,
                         Stream stream) {
   return detail::run_async(&comm, Request{Shape::AllGatherV, "all_gather_v", in, out, {}, counts, 0, stream});
 }

@@ -1,5 +1,6 @@
 // The control: buffers and lists of them as users hold them compile (a non-const std::vector or
-// std::array where a buffer is taken, lists of vectors or spans, braced lists, maps of vectors).
+// std::array where a buffer is taken, lists of vectors or spans, braced lists, maps of vectors),
+// and const containers where a call only reads them.
 #include <array>
 #include <map>
 #include <span>
@@ -28,4 +29,17 @@ void as_held() {
   mpidist::average(metrics);
   mpidist::GradientBuckets buckets(layers);
   mpidist::all_reduce(in, [](float x, float y) { return x < y ? y : x; });
+}
+
+// A const container where the call only reads it: the collectives' `in`, send, isend, P2POp::send.
+void read_only(const std::vector<float>& in, std::vector<float>& out, const std::vector<int>& counts) {
+  mpidist::all_gather(in, out);
+  mpidist::all_reduce(mpidist::world(), in, out, mpidist::ReduceOp::Sum);
+  mpidist::all_gather_v(in, out, counts);
+  mpidist::all_to_all(in, out);
+  mpidist::scatter(in, out, 1);
+  mpidist::send(std::span(in), 1);
+  mpidist::Work a = mpidist::isend(in, 1);
+  mpidist::Work b = mpidist::reduce_scatter_async(in, out);
+  mpidist::Work c = mpidist::batch_isend_irecv({mpidist::P2POp::send(in, 1), mpidist::P2POp::recv(out, 1)});
 }

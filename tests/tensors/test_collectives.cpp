@@ -251,6 +251,18 @@ TEST_F(Collectives, ContainersPassAsBuffers) {
   std::vector<long long> steps(2, me);
   mpidist::all_reduce(steps, ReduceOp::Min);
   EXPECT_EQ(steps, std::vector<long long>(2, 0));
+  // A const container where the call only reads it (InputView): in of the collectives.
+  const std::vector<float>& read_only = mine;
+  std::vector<float> gathered_again(3 * N, -1.0f);
+  mpidist::all_gather(read_only, gathered_again);
+  EXPECT_EQ(gathered_again, everyone);
+  const std::vector<std::int32_t>& sent_to_each = to_each;
+  std::vector<std::int32_t> again(N);
+  mpidist::all_to_all(sent_to_each, std::vector<int>(N, 1), again, std::vector<long>(N, 1));
+  EXPECT_EQ(again, from_each);
+  std::vector<float> summed(3);
+  mpidist::all_reduce_async(read_only, summed, ReduceOp::Sum).wait();
+  EXPECT_EQ(summed, std::vector<float>(3, static_cast<float>(n * (n - 1) / 2)));
   // A typed pointer and a count, as from a raw array or cudaMalloc: the dtype is the pointer's.
   auto raw = std::make_unique<std::int64_t[]>(5);
   for (int i = 0; i < 5; ++i) raw[static_cast<std::size_t>(i)] = me + i;

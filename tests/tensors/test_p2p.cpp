@@ -190,17 +190,19 @@ TEST_F(P2P, IsendIrecvOfContainersInARing) {
     const int next = (me + 1) % size, prev = (me + size - 1) % size;
     std::vector<long long> out(1000, me), in(1000, -1);
     std::array<double, 3> small_in{}, small_out{me + 0.5, 1.0, 2.0};
+    const std::array<double, 3>& sent_as_const = small_out;  // a const container: isend only reads it
     std::vector<Work> works;
     works.push_back(mpidist::irecv(comm, in, prev, 3));
     works.push_back(mpidist::irecv(comm, small_in, prev, 4));
     works.push_back(mpidist::isend(comm, out, next, 3));
-    works.push_back(mpidist::isend(comm, small_out, next, 4));
+    works.push_back(mpidist::isend(comm, sent_as_const, next, 4));
     mpidist::wait_all(works);
     EXPECT_EQ(in, std::vector<long long>(1000, prev));
     EXPECT_EQ(small_in, (std::array<double, 3>{prev + 0.5, 1.0, 2.0}));
     // The same as one batch, its ops a braced list of containers.
     std::fill(in.begin(), in.end(), -1);
-    mpidist::batch_isend_irecv(comm, {P2POp::send(out, next, 5), P2POp::recv(in, prev, 5)}).wait();
+    const std::vector<long long>& out_as_const = out;
+    mpidist::batch_isend_irecv(comm, {P2POp::send(out_as_const, next, 5), P2POp::recv(in, prev, 5)}).wait();
     EXPECT_EQ(in, std::vector<long long>(1000, prev));
   }
   if (mpidist::world_size() > 1) return;
