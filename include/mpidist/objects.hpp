@@ -90,9 +90,10 @@ constexpr void refuse_reduce_op() {
                   "pass mpidist::all_reduce(std::span(v), op) (in place), or a function for the object form");
   else
     static_assert(refused_op_v<T>,
-                  "mpidist: a ReduceOp reduces numbers, std::vector/std::array of numbers and "
-                  "maps of numbers (std::map/std::unordered_map with string or integer keys) only; for this type pass a function: std::plus<>{} "
-                  "(mpidist::all_reduce(value, std::plus<>{})) or a lambda [](T a, T b) { return ...; }");
+                  "mpidist: a ReduceOp reduces numbers, std::vector/std::array of numbers and maps of numbers "
+                  "(std::map/std::unordered_map with string or integer keys) only; for this type pass a "
+                  "function: std::plus<>{} (mpidist::all_reduce(value, std::plus<>{})) or a lambda "
+                  "[](T a, T b) { return ...; }");
 }
 
 

@@ -152,13 +152,13 @@ class BufferView {
   /// A non-const container of elements (std::vector<float>, std::array<int, N>): its elements, as
   /// std::span(v) views them; implicit, so `all_gather(in, out)` and `isend(v, dest)` take vectors.
   /// A const container is not one (a call may write what it views): it passes where a call only
-  /// reads, as an InputView (below). Where a call
-  /// also has a form for std::vector itself (the object forms: all_reduce(v, op), broadcast(v),
-  /// send(v, dest)), that form is the exact match and is chosen.
+  /// reads, as an InputView (below). Where a call also has a form for std::vector itself (the
+  /// object forms: all_reduce(v, op), broadcast(v), send(v, dest)), that form is the exact match
+  /// and is chosen.
   template <detail::WritableContainer C>
   BufferView(C& container) : BufferView(std::span(std::ranges::data(container), std::ranges::size(container))) {}
-  /// Any other span or typed pointer is a compile error saying why (`all_reduce(std::span(flags))` on bools):
-  /// without this overload the call would fail as "no matching function".
+  /// Any other span or typed pointer is a compile error saying why (`all_reduce(std::span(flags))`
+  /// on bools): without these overloads the call would fail as "no matching function".
   template <class T, std::size_t Extent>
   requires(!Element<T>)
   BufferView(std::span<T, Extent>) : BufferView(nullptr, 0, detail::element_dtype<std::remove_cv_t<T>>()) {}

@@ -105,16 +105,17 @@ namespace {
 void check_local_rank_everywhere(const Group& group, const char* operation, int rank) {
   if (rank < 0) check_rank(group, operation, rank, true);
   const auto& placement = context(operation).topology.ranks;
+  const auto place = [&](int world_rank) -> const RankPlacement& { return placement[static_cast<std::size_t>(world_rank)]; };
   std::map<int, int> ranks_on_node;  // the world's node index -> the group's ranks there
-  for (const int world_rank : group.world_ranks) ++ranks_on_node[placement[static_cast<std::size_t>(world_rank)].node_rank];
-  for (const auto& [node, count] : ranks_on_node) {
+  for (const int world_rank : group.world_ranks) ++ranks_on_node[place(world_rank).node_rank];
+  for (const auto& entry : ranks_on_node) {  // not a structured binding: clang 14 cannot capture one
+    const int node = entry.first, count = entry.second;
     if (rank < count) continue;
-    const auto host = std::find_if(group.world_ranks.begin(), group.world_ranks.end(), [&](int w) {
-      return placement[static_cast<std::size_t>(w)].node_rank == node;
-    });
+    const int member = *std::find_if(group.world_ranks.begin(), group.world_ranks.end(),
+                                     [&](int w) { return place(w).node_rank == node; });
     throw Error(group.name, operation,
                 "local rank " + std::to_string(rank) + " is missing on node " + std::to_string(node) + " (" +
-                    placement[static_cast<std::size_t>(*host)].hostname + "), which holds " + std::to_string(count) +
+                    place(member).hostname + "), which holds " + std::to_string(count) +
                     (count == 1 ? " rank" : " ranks") + " of " + group.name +
                     ": with local = true the rank must exist on every node");
   }
