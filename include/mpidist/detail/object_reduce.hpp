@@ -55,12 +55,13 @@ struct metrics_map<std::unordered_map<K, V, H, E, A>>
 template <class M>
 void reduce_metrics_map(const char* operation, const ObjectComm& c, M& metrics, ReduceOp op, int root) {
   using V = typename M::mapped_type;
+  using Slot = std::conditional_t<std::is_same_v<V, bool>, unsigned char, V>;  // std::vector<bool> packs bits
   std::vector<std::pair<const typename M::key_type*, V*>> entries;
   entries.reserve(metrics.size());
   for (auto& [key, value] : metrics) entries.emplace_back(&key, &value);
   std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return *a.first < *b.first; });
   std::vector<std::string> keys;
-  std::vector<V> values;
+  std::vector<Slot> values;
   keys.reserve(entries.size());
   values.reserve(entries.size());
   for (const auto& [key, value] : entries) {
@@ -70,14 +71,8 @@ void reduce_metrics_map(const char* operation, const ObjectComm& c, M& metrics, 
       keys.push_back(std::to_string(*key));
     values.push_back(*value);
   }
-  if constexpr (std::is_same_v<V, bool>) {
-    std::vector<unsigned char> bytes(values.begin(), values.end());  // std::vector<bool> packs bits
-    reduce_metrics(operation, c, keys, bytes.data(), ArithKind::Bool, 1, op, root);
-    for (std::size_t i = 0; i < entries.size(); ++i) *entries[i].second = bytes[i] != 0;
-  } else {
-    reduce_metrics(operation, c, keys, values.data(), arith_kind_v<V>, sizeof(V), op, root);
-    for (std::size_t i = 0; i < entries.size(); ++i) *entries[i].second = values[i];
-  }
+  reduce_metrics(operation, c, keys, values.data(), arith_kind_v<V>, sizeof(Slot), op, root);
+  for (std::size_t i = 0; i < entries.size(); ++i) *entries[i].second = static_cast<V>(values[i]);
 }
 
 template <class T>
