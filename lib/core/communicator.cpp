@@ -2,12 +2,12 @@
 #include "mpidist/communicator.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <string>
 
 #include "core/context.hpp"
 #include "core/mpi_check.hpp"
 #include "core/same_everywhere.hpp"
+#include "core/seconds_text.hpp"
 #include "mpidist/error.hpp"
 
 namespace mpidist {
@@ -129,9 +129,7 @@ namespace mpidist {
 void Communicator::set_timeout(std::chrono::duration<double> timeout) const {
   auto& group = detail::group_of(*this, "set_timeout");
   if (!(timeout.count() >= 0.0)) {
-    char given[32];
-    std::snprintf(given, sizeof given, "%g s", timeout.count());
-    throw Error(group.name, "set_timeout", std::string("timeout must be >= 0 s (0: no limit), got ") + given);
+    throw Error(group.name, "set_timeout", "timeout must be >= 0 s (0: no limit), got " + detail::seconds_text(timeout.count()));
   }
   group.timeout_seconds = timeout.count();
 }

@@ -15,6 +15,7 @@
 
 #include "core/context.hpp"
 #include "core/mpi_check.hpp"
+#include "core/seconds_text.hpp"
 #include "watch/call_scope.hpp"
 #include "mpidist/communicator.hpp"
 #include "mpidist/error.hpp"
@@ -57,12 +58,6 @@ std::string describe_ranks(const Group& group, const std::vector<int>& ranks) {
     if (static_cast<std::size_t>(world_rank) < placement.size())
       text += " (on " + placement[static_cast<std::size_t>(world_rank)].hostname + ")";
   }
-  return text;
-}
-
-std::string seconds_text(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g s", seconds);
   return text;
 }
 

@@ -9,13 +9,13 @@
 #include <climits>
 #include <vector>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 #include <thread>
 
 #include "core/group.hpp"
 #include "core/mpi_check.hpp"
 #include "core/p2p_rules.hpp"
+#include "core/seconds_text.hpp"
 #include "mpi/p2p_messages.hpp"
 #include "watch/timeout.hpp"
 #include "mpidist/detail/type_names.hpp"
@@ -48,10 +48,8 @@ void wait(Group& group, const char* operation, mpi::Message& m, int peer, int ta
     if (polls % 16 == 15 && deadline.passed()) {
       if (!m.receiving()) deadline.time_out(operation, ("a receive on " + from(peer, tag)).c_str());
       if (!m.cancel_receive()) break;  // it matched meanwhile
-      char limit[32];
-      std::snprintf(limit, sizeof limit, "%g", deadline.seconds());
       throw Error(group.name, operation,
-                  std::string("timed out after ") + limit + " s waiting for a message from " + from(peer, tag) +
+                  "timed out after " + seconds_text(deadline.seconds()) + " waiting for a message from " + from(peer, tag) +
                       "; the peer never sent it, or sent it with another tag. The receive was cancelled: the "
                       "communicator can still be used");
     }

@@ -7,7 +7,6 @@
 #include <boost/container/small_vector.hpp>
 
 #include <algorithm>
-#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +19,7 @@
 #include "core/group.hpp"
 #include "core/mpi_check.hpp"
 #include "core/p2p_rules.hpp"
+#include "core/seconds_text.hpp"
 #include "core/settings.hpp"
 #include "mpi/p2p_messages.hpp"
 #include "tensors/open_batch.hpp"
@@ -214,10 +214,8 @@ class P2POps {
     }
     if (waiting.empty()) return;  // every receive matched while being cancelled: poll() finishes them
     if (sends) deadline.time_out(operation_, waiting.c_str());
-    char limit[32];
-    std::snprintf(limit, sizeof limit, "%g", deadline.seconds());
     throw Error(group_->name, operation_,
-                std::string("timed out after ") + limit + " s waiting for " + waiting +
+                "timed out after " + seconds_text(deadline.seconds()) + " waiting for " + waiting +
                     (group_->timeout_seconds >= 0 ? " (the communicator's set_timeout)" : " (MPIDIST_TIMEOUT)") +
                     "; the peer never sent it, or sent it with another tag. The receive was cancelled: the "
                     "communicator can still be used" + describe_wait_in_flight());

@@ -1,7 +1,6 @@
 // Deadlines: polled waits under the communicator's timeout, and the Error when one passes.
 #include "watch/timeout.hpp"
 
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -9,6 +8,7 @@
 #include "core/context.hpp"
 #include "core/group.hpp"
 #include "core/mpi_check.hpp"
+#include "core/seconds_text.hpp"
 #include "core/settings.hpp"
 #include "watch/watchdog.hpp"
 #include "mpidist/error.hpp"
@@ -25,10 +25,8 @@ Deadline::Deadline(const char* operation, Group* group)
 bool Deadline::passed() const { return seconds_ > 0.0 && std::chrono::steady_clock::now() >= end_; }
 
 void Deadline::time_out(const char* operation, const char* what, const char* aftermath) const {
-  char limit[32];
-  std::snprintf(limit, sizeof limit, "%g", seconds_);
   const bool own = group_ != nullptr && group_->timeout_seconds >= 0;
-  std::string why = std::string("timed out after ") + limit + " s waiting for " + what +
+  std::string why = "timed out after " + seconds_text(seconds_) + " waiting for " + what +
                     (own ? " (the communicator's set_timeout)" : " (MPIDIST_TIMEOUT)") +
                     "; a rank may have stopped calling collectives or died";
   if (aftermath != nullptr) why += std::string("; ") + aftermath;

@@ -14,6 +14,7 @@
 
 #include "core/context.hpp"
 #include "core/rank_prefix.hpp"
+#include "core/seconds_text.hpp"
 #include "watch/call_mismatch.hpp"
 #include "watch/flight_recorder.hpp"
 #include "watch/job_end.hpp"
@@ -254,10 +255,8 @@ void Watchdog::expire(const EntrySnapshot& call, std::int64_t now) {
   // Queries answered from here on count as the reporting ranks of other hosts asking (job_end.hpp).
   const auto asked_before = ctx_.remote ? ctx_.remote->questions() : RemoteProgress::Questions{};
   std::vector<int> reporting_elsewhere;
-  char limit[32];
-  std::snprintf(limit, sizeof limit, "%g s", static_cast<double>(call.timeout_seconds));
   std::string report = "watchdog: " + describe_entry(ctx_, call) + " has waited " + seconds(now - call.start_ns) +
-                       ", past its timeout of " + limit + " (MPIDIST_TIMEOUT or set_timeout)\n";
+                       ", past its timeout of " + seconds_text(call.timeout_seconds) + " (MPIDIST_TIMEOUT or set_timeout)\n";
   report += describe_absent_ranks(ctx_, call, now, nullptr, &reporting_elsewhere);
   const bool dumped = ctx_.recorder->dump("watchdog", report.c_str());
   report += dumped ? "  flight recorder: " + ctx_.recorder->dump_path() + " (mpidist-trace <dir> reads every rank's)\n"
@@ -270,11 +269,9 @@ void Watchdog::expire(const EntrySnapshot& call, std::int64_t now) {
 
 void Watchdog::warn_stall(const EntrySnapshot& call, std::int64_t now) {
   warned_id_ = call.id;
-  char after[96];
-  std::snprintf(after, sizeof after, " (warned after %g s: MPIDIST_STALL_WARN, 0 turns this off); still waiting\n",
-                stall_warn_seconds_);
-  const std::string report = "stall: " + describe_entry(ctx_, call) + " has waited " + seconds(now - call.start_ns) +
-                             after + describe_absent_ranks(ctx_, call, now);
+  const std::string report = "stall: " + describe_entry(ctx_, call) + " has waited " + seconds(now - call.start_ns) + " (warned after " +
+                             seconds_text(stall_warn_seconds_) + ": MPIDIST_STALL_WARN, 0 turns this off); still waiting\n" +
+                             describe_absent_ranks(ctx_, call, now);
   std::fprintf(stderr, "mpidist: %s%s", rank_prefix().c_str(), report.c_str());
   std::fflush(stderr);
 }
