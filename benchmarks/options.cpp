@@ -52,6 +52,9 @@ bool apply_valued(Options& o, std::string_view flag, const std::string& v) {
       throw std::invalid_argument("-o: '" + v + "' is for object reductions; tensor collectives take sum, prod, min, max, avg");
   } else if (flag == "-d" || flag == "--datatype") {
     try { o.dtype = mpidist::dtype_from_string(v); } catch (const mpidist::Error& e) { throw std::invalid_argument("-d: " + e.detail()); }
+    if (o.dtype == mpidist::DataType::Complex64 || o.dtype == mpidist::DataType::Complex128)
+      throw std::invalid_argument("-d: " + v + " is not measured separately: a complex sum moves and adds its real parts, "
+                                  "so -d float32 (float64) at twice the size measures it");
   } else if (flag == "--backend") {
     if (v != "mpi" && v != "nccl" && v != "auto") throw std::invalid_argument("--backend: '" + v + "' is not mpi, nccl or auto");
     o.backend = v;

@@ -61,6 +61,8 @@ MPI_Datatype mpi_type(DataType dtype) {
     case DataType::Int64: return MPI_INT64_T;
     case DataType::UInt32: return MPI_UINT32_T;
     case DataType::UInt64: return MPI_UINT64_T;
+    case DataType::Complex64: return MPI_C_FLOAT_COMPLEX;
+    case DataType::Complex128: return MPI_C_DOUBLE_COMPLEX;
   }
   throw std::invalid_argument("mpi_type: unknown dtype");
 }

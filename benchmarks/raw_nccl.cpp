@@ -44,6 +44,8 @@ ncclDataType_t nccl_type(mpidist::DataType dtype) {
     case DataType::Int64: return ncclInt64;
     case DataType::UInt32: return ncclUint32;
     case DataType::UInt64: return ncclUint64;
+    case DataType::Complex64:
+    case DataType::Complex128: break;  // NCCL has no complex type
   }
   throw std::invalid_argument("nccl_type: unknown dtype");
 }

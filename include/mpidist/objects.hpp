@@ -236,7 +236,7 @@ R reduce_and_broadcast_on(const ObjectComm& c, F1& fn1, F2& fn2) {
 template <Reducible T>
 void reduce_value_on(const char* operation, const ObjectComm& c, T& value, ReduceOp op, int root) {
   naming_errors(*c.name, [&] {
-    if constexpr (std::is_arithmetic_v<T>) {
+    if constexpr (Number<T>) {
       reduce_elements(operation, c, &value, 1, arith_kind_v<T>, sizeof(T), op, false, root);
     } else if constexpr (metrics_map<T>::value) {
       reduce_metrics_map(operation, c, value, op, root);
@@ -359,22 +359,22 @@ broadcast(const Communicator& comm, T&& value, int root = 0) {
 /// In place: every rank's `values` becomes root's (resized to root's length where needed), as
 /// `values = broadcast(std::move(values), root)` leaves it.
 template <class E, class A>
-requires std::is_arithmetic_v<E>
+requires detail::Number<E>
 void broadcast(std::vector<E, A>& values, int root = 0) {
   values = broadcast(std::move(values), root);
 }
 template <class E, class A>
-requires std::is_arithmetic_v<E>
+requires detail::Number<E>
 void broadcast(const Communicator& comm, std::vector<E, A>& values, int root = 0) {
   values = broadcast(comm, std::move(values), root);
 }
 template <class E, std::size_t N>
-requires std::is_arithmetic_v<E>
+requires detail::Number<E>
 void broadcast(std::array<E, N>& values, int root = 0) {
   values = broadcast(std::as_const(values), root);
 }
 template <class E, std::size_t N>
-requires std::is_arithmetic_v<E>
+requires detail::Number<E>
 void broadcast(const Communicator& comm, std::array<E, N>& values, int root = 0) {
   values = broadcast(comm, std::as_const(values), root);
 }
@@ -512,25 +512,25 @@ all_reduce(const Communicator& comm, T value, ReduceOp op = ReduceOp::Sum) {
 /// rank; integers exact; And/Or logical). `std::span(values)` is the tensor form: no length check,
 /// the node's shared memory, float16/bfloat16.
 template <class E, class A>
-requires std::is_arithmetic_v<E>
+requires detail::Number<E>
 void all_reduce(std::vector<E, A>& values, ReduceOp op = ReduceOp::Sum) {
   detail::reduce_in_place_on("all_reduce", detail::object_comm(detail::object_type<std::vector<E, A>>(), "all_reduce"),
                              values, op, -1);
 }
 template <class E, class A>
-requires std::is_arithmetic_v<E>
+requires detail::Number<E>
 void all_reduce(const Communicator& comm, std::vector<E, A>& values, ReduceOp op = ReduceOp::Sum) {
   detail::reduce_in_place_on(
       "all_reduce", detail::object_comm(detail::object_type<std::vector<E, A>>(), comm, "all_reduce"), values, op, -1);
 }
 template <class E, std::size_t N>
-requires std::is_arithmetic_v<E>
+requires detail::Number<E>
 void all_reduce(std::array<E, N>& values, ReduceOp op = ReduceOp::Sum) {
   detail::reduce_in_place_on("all_reduce", detail::object_comm(detail::object_type<std::array<E, N>>(), "all_reduce"),
                              values, op, -1);
 }
 template <class E, std::size_t N>
-requires std::is_arithmetic_v<E>
+requires detail::Number<E>
 void all_reduce(const Communicator& comm, std::array<E, N>& values, ReduceOp op = ReduceOp::Sum) {
   detail::reduce_in_place_on(
       "all_reduce", detail::object_comm(detail::object_type<std::array<E, N>>(), comm, "all_reduce"), values, op, -1);
@@ -596,25 +596,25 @@ reduce(const Communicator& comm, T value, ReduceOp op, int root = 0) {
 /// In place (torch.distributed.reduce): root's `values` becomes the reduction; the other ranks'
 /// `values` stay as they are. The value form's checks and semantics.
 template <class E, class A>
-requires std::is_arithmetic_v<E>
+requires detail::Number<E>
 void reduce(std::vector<E, A>& values, ReduceOp op, int root = 0) {
   detail::reduce_in_place_on("reduce", detail::object_comm(detail::object_type<std::vector<E, A>>(), "reduce", root),
                              values, op, root);
 }
 template <class E, class A>
-requires std::is_arithmetic_v<E>
+requires detail::Number<E>
 void reduce(const Communicator& comm, std::vector<E, A>& values, ReduceOp op, int root = 0) {
   detail::reduce_in_place_on(
       "reduce", detail::object_comm(detail::object_type<std::vector<E, A>>(), comm, "reduce", root), values, op, root);
 }
 template <class E, std::size_t N>
-requires std::is_arithmetic_v<E>
+requires detail::Number<E>
 void reduce(std::array<E, N>& values, ReduceOp op, int root = 0) {
   detail::reduce_in_place_on("reduce", detail::object_comm(detail::object_type<std::array<E, N>>(), "reduce", root),
                              values, op, root);
 }
 template <class E, std::size_t N>
-requires std::is_arithmetic_v<E>
+requires detail::Number<E>
 void reduce(const Communicator& comm, std::array<E, N>& values, ReduceOp op, int root = 0) {
   detail::reduce_in_place_on(
       "reduce", detail::object_comm(detail::object_type<std::array<E, N>>(), comm, "reduce", root), values, op, root);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <bit>
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -14,8 +15,10 @@
 namespace mpidist {
 
 /// The element types of tensor collectives (nccl-tests' names in to_string).
-/// UInt32 and UInt64 come last so that the earlier values keep their numbers.
-enum class DataType { Float16, BFloat16, Float32, Float64, Int8, UInt8, Int32, Int64, UInt32, UInt64 };
+/// UInt32 and UInt64, then the complex types, come last so that the earlier values keep their
+/// numbers. Complex64 is std::complex<float>, Complex128 std::complex<double> (torch's names): every
+/// collective moves them, and the reductions are sum and avg, as in torch.distributed.
+enum class DataType { Float16, BFloat16, Float32, Float64, Int8, UInt8, Int32, Int64, UInt32, UInt64, Complex64, Complex128 };
 
 /// IEEE 754 binary16 on the host: storage plus conversions; arithmetic goes through float.
 struct float16 {
@@ -69,6 +72,8 @@ template <> struct dtype_of<float16> { static constexpr DataType value = DataTyp
 template <> struct dtype_of<bfloat16> { static constexpr DataType value = DataType::BFloat16; };
 template <> struct dtype_of<float> { static constexpr DataType value = DataType::Float32; };
 template <> struct dtype_of<double> { static constexpr DataType value = DataType::Float64; };
+template <> struct dtype_of<std::complex<float>> { static constexpr DataType value = DataType::Complex64; };
+template <> struct dtype_of<std::complex<double>> { static constexpr DataType value = DataType::Complex128; };
 template <detail::TensorInteger T>
 struct dtype_of<T> {
   static constexpr DataType value = detail::integer_dtype<sizeof(T), std::is_signed_v<T>>();
@@ -84,7 +89,8 @@ template <class T>
 consteval DataType element_dtype() {
   using U = std::remove_cv_t<T>;
   constexpr bool is_short = std::is_integral_v<U> && sizeof(U) == 2 && !is_character_v<U>;
-  constexpr bool named = std::is_same_v<U, bool> || is_character_v<U> || std::is_same_v<U, long double> || is_short;
+  constexpr bool named = std::is_same_v<U, bool> || is_character_v<U> || std::is_same_v<U, long double> ||
+                         std::is_same_v<U, std::complex<long double>> || is_short;
   static_assert(!std::is_same_v<U, bool>, "mpidist: bool is not a tensor element type; use std::uint8_t");
   static_assert(!std::is_same_v<U, char>,
                 "mpidist: char is not a tensor element type (its signedness varies); use std::int8_t or std::uint8_t");
@@ -93,12 +99,14 @@ consteval DataType element_dtype() {
                 "integer such as std::uint32_t");
   static_assert(!std::is_same_v<U, long double>,
                 "mpidist: long double is not a tensor element type (NCCL has none); use double");
+  static_assert(!std::is_same_v<U, std::complex<long double>>,
+                "mpidist: std::complex<long double> is not a tensor element type; use std::complex<double>");
   static_assert(!is_short,
                 "mpidist: 16-bit integers are not tensor element types (NCCL has none); use std::int32_t or "
                 "std::uint32_t");
   static_assert(Element<U> || named,  // one message per mistake
-                "mpidist: not a tensor element type; use float16, bfloat16, float, double or an 8-, 32- or 64-bit "
-                "integer");
+                "mpidist: not a tensor element type; use float16, bfloat16, float, double, std::complex<float>, "
+                "std::complex<double> or an 8-, 32- or 64-bit integer");
   if constexpr (Element<U>) return dtype_of<U>::value;
   else return DataType::UInt8;  // unreachable: a static_assert above failed
 }
@@ -109,9 +117,11 @@ template <class T> inline constexpr DataType dtype_v = detail::element_dtype<T>(
 
 /// Bytes per element.
 std::size_t size_of(DataType dtype) noexcept;
-/// "float16", "bfloat16", "float32", "float64", "int8", "uint8", "int32", "int64", "uint32", "uint64".
+/// "float16", "bfloat16", "float32", "float64", "int8", "uint8", "int32", "int64", "uint32", "uint64",
+/// "complex64", "complex128".
 std::string_view to_string(DataType dtype) noexcept;
-/// Inverse of to_string (also accepts nccl-tests' "half", "float", "double", "int"); throws Error.
+/// Inverse of to_string (also accepts nccl-tests' "half", "float", "double", "int" and torch's
+/// "cfloat", "cdouble"); throws Error.
 DataType dtype_from_string(std::string_view name);
 
 /// Where a buffer lives.

@@ -4,6 +4,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/complex_elements.hpp"
 #include "core/context.hpp"
 #include "core/mpi_check.hpp"
 #include "mpi/comparison_ops.hpp"
@@ -84,6 +85,8 @@ MPI_Datatype datatype(DataType dtype) {
     case DataType::Int64: return MPI_INT64_T;
     case DataType::UInt32: return MPI_UINT32_T;
     case DataType::UInt64: return MPI_UINT64_T;
+    case DataType::Complex64: return MPI_C_FLOAT_COMPLEX;  // MPI_SUM is defined on them
+    case DataType::Complex128: return MPI_C_DOUBLE_COMPLEX;
   }
   throw Error("tensor collective", "unknown DataType " + std::to_string(static_cast<int>(dtype)));
 }
@@ -114,6 +117,11 @@ void divide(void* data, std::size_t count, DataType dtype, int divisor) {
     case DataType::Int64: return divide_as<std::int64_t>(data, count, divisor);
     case DataType::UInt32: return divide_as<std::uint32_t>(data, count, divisor);
     case DataType::UInt64: return divide_as<std::uint64_t>(data, count, divisor);
+    case DataType::Complex64:
+    case DataType::Complex128: {  // a complex number over a real divisor: each part
+      const RealParts parts = real_parts(dtype, count);
+      return divide(data, parts.count, parts.dtype, divisor);
+    }
   }
 }
 

@@ -37,24 +37,24 @@ ncclRedOp_t reduction(ReduceOp op) {
 // Hands one collective to NCCL. On mpidist's non-blocking communicators ncclInProgress means
 // "accepted, still being launched" (settled by the caller); anything else but success is an Error.
 ncclResult_t enqueue(const Call& c, ncclComm_t comm, cudaStream_t stream) {
-  const ncclDataType_t type = datatype(c.dtype);
+  const auto [type, count] = as_nccl(c.dtype, c.count);
   ncclResult_t rc = ncclSuccess;
   const char* name = "";
   switch (c.kind) {
     case CollectiveKind::AllReduce:
-      rc = ncclAllReduce(c.in, c.out, c.count, type, reduction(c.op), comm, stream), name = "ncclAllReduce";
+      rc = ncclAllReduce(c.in, c.out, count, type, reduction(c.op), comm, stream), name = "ncclAllReduce";
       break;
     case CollectiveKind::Broadcast:
-      rc = ncclBroadcast(c.in, c.out, c.count, type, c.root, comm, stream), name = "ncclBroadcast";
+      rc = ncclBroadcast(c.in, c.out, count, type, c.root, comm, stream), name = "ncclBroadcast";
       break;
     case CollectiveKind::Reduce:
-      rc = ncclReduce(c.in, c.out, c.count, type, reduction(c.op), c.root, comm, stream), name = "ncclReduce";
+      rc = ncclReduce(c.in, c.out, count, type, reduction(c.op), c.root, comm, stream), name = "ncclReduce";
       break;
     case CollectiveKind::AllGather:
-      rc = ncclAllGather(c.in, c.out, c.count, type, comm, stream), name = "ncclAllGather";
+      rc = ncclAllGather(c.in, c.out, count, type, comm, stream), name = "ncclAllGather";
       break;
     case CollectiveKind::ReduceScatter:
-      rc = ncclReduceScatter(c.in, c.out, c.count, type, reduction(c.op), comm, stream), name = "ncclReduceScatter";
+      rc = ncclReduceScatter(c.in, c.out, count, type, reduction(c.op), comm, stream), name = "ncclReduceScatter";
       break;
   }
   if (rc != ncclSuccess && rc != ncclInProgress) throw_nccl_error(name, rc, comm, __FILE__, __LINE__);

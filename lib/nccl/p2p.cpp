@@ -38,9 +38,9 @@ std::unique_ptr<WorkState> start_nccl_p2p(Group& group, const char* operation, s
     MPIDIST_NCCL_CHECK(ncclGroupStart(), comm.get());
     ncclResult_t rc = ncclSuccess;
     for (const DeviceMessage& m : messages) {
-      const ncclDataType_t type = nccl::datatype(m.dtype);
-      rc = m.receiving ? ncclRecv(m.data, m.count, type, m.peer, comm.get(), stream)
-                       : ncclSend(m.data, m.count, type, m.peer, comm.get(), stream);
+      const auto [type, count] = nccl::as_nccl(m.dtype, m.count);
+      rc = m.receiving ? ncclRecv(m.data, count, type, m.peer, comm.get(), stream)
+                       : ncclSend(m.data, count, type, m.peer, comm.get(), stream);
       if (rc != ncclSuccess && rc != ncclInProgress) {
         ncclGroupEnd();  // closed before the abort that follows, which an open group would only queue
         nccl::throw_nccl_error(m.receiving ? "ncclRecv" : "ncclSend", rc, comm.get(), __FILE__, __LINE__);

@@ -3,16 +3,20 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <complex>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "core/mpi_check.hpp"
 #include "core/text_collectives.hpp"
+#include "core/group.hpp"
 #include "mpi/comparison_ops.hpp"
 #include "watch/agreement.hpp"
+#include "watch/flight_recorder.hpp"
 #include "mpidist/detail/object_reduce.hpp"
 #include "mpidist/detail/object_transport.hpp"
 #include "mpidist/error.hpp"
@@ -30,6 +34,8 @@ MPI_Datatype datatype_of(ArithKind kind, std::size_t size) {
       return size == 1 ? MPI_INT8_T : size == 2 ? MPI_INT16_T : size == 4 ? MPI_INT32_T : MPI_INT64_T;
     case ArithKind::Unsigned:
       return size == 1 ? MPI_UINT8_T : size == 2 ? MPI_UINT16_T : size == 4 ? MPI_UINT32_T : MPI_UINT64_T;
+    case ArithKind::Complex:  // MPI_SUM and MPI_PROD are defined on them
+      return size == sizeof(std::complex<float>) ? MPI_C_FLOAT_COMPLEX : MPI_C_DOUBLE_COMPLEX;
   }
   return MPI_DATATYPE_NULL;
 }
@@ -54,6 +60,9 @@ void with_element_type(ArithKind kind, std::size_t size, F&& fn) {
       if (size == 2) return fn(static_cast<std::uint16_t*>(nullptr));
       if (size == 4) return fn(static_cast<std::uint32_t*>(nullptr));
       return fn(static_cast<std::uint64_t*>(nullptr));
+    case ArithKind::Complex:
+      if (size == sizeof(std::complex<float>)) return fn(static_cast<std::complex<float>*>(nullptr));
+      return fn(static_cast<std::complex<double>*>(nullptr));
   }
 }
 
@@ -111,6 +120,16 @@ void logical_floating(T* values, std::size_t count, ReduceOp op, const ObjectCom
   for (std::size_t i = 0; i < count; ++i) values[i] = truth[i] != 0 ? T(1) : T(0);
 }
 
+// A bad argument found before any message: the ranks learn whether all of them failed alike (they
+// then stay in step; the Error is `why`), or whether some went on into the call without this one.
+[[noreturn]] void refuse_before_any_message(const char* operation, const ObjectComm& c, std::size_t count, ReduceOp op,
+                                            int root, const std::string& why) {
+  const auto refused = std::make_exception_ptr(Error(operation, why));
+  Group* group = c.call.group();
+  if (c.solo() || group == nullptr) std::rethrow_exception(refused);
+  vote_on_local_failure(*group, Fingerprint{operation, count, 0, -1, root, static_cast<int>(op)}, refused);
+}
+
 // Every rank passes its count; Error on every rank when they differ.
 void check_same_length(const char* operation, const ObjectComm& c, std::size_t count) {
   const Extremes length = extremes_across_ranks(c.comm, count);
@@ -161,6 +180,11 @@ std::string describe_missing_keys(const std::vector<std::string>& joined_per_ran
 
 void reduce_elements(const char* operation, const ObjectComm& c, void* data, std::size_t count, ArithKind kind,
                      std::size_t element_size, ReduceOp op, bool check_length, int root) {
+  if (kind == ArithKind::Complex && op != ReduceOp::Sum && op != ReduceOp::Product && op != ReduceOp::Avg)
+    refuse_before_any_message(operation, c, count, op, root,
+                              "reduction '" + std::string(to_string(op)) +
+                                  "' is not defined on complex numbers, which take sum, prod or avg (min and max: "
+                                  "complex numbers have no order; and, or: pass a function)");
   if (!c.solo() && check_length) check_same_length(operation, c, count);
   with_element_type(kind, element_size, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;

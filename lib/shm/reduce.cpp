@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/complex_elements.hpp"
+
 namespace mpidist::detail::shm {
 namespace {
 
@@ -103,6 +105,11 @@ void reduce(void* dest, const void* const* sources, int n, std::size_t count, Da
     case DataType::Int64: return reduce_type<std::int64_t>(dest, sources, n, count, op);
     case DataType::UInt32: return reduce_type<std::uint32_t>(dest, sources, n, count, op);
     case DataType::UInt64: return reduce_type<std::uint64_t>(dest, sources, n, count, op);
+    case DataType::Complex64:
+    case DataType::Complex128: {  // sums only (call_checks.cpp): part by part
+      const RealParts parts = real_parts(dtype, count);
+      return reduce(dest, sources, n, parts.count, parts.dtype, op);
+    }
   }
 }
 

@@ -14,9 +14,10 @@ namespace mpidist {
 namespace {
 
 // Indexed by DataType.
-constexpr std::array<std::string_view, 10> dtype_names{"float16", "bfloat16", "float32", "float64", "int8",
-                                                        "uint8",   "int32",    "int64",   "uint32",  "uint64"};
-constexpr std::array<std::size_t, 10> dtype_sizes{2, 2, 4, 8, 1, 1, 4, 8, 4, 8};
+constexpr std::array<std::string_view, 12> dtype_names{"float16", "bfloat16", "float32", "float64",
+                                                        "int8",    "uint8",    "int32",   "int64",
+                                                        "uint32",  "uint64",   "complex64", "complex128"};
+constexpr std::array<std::size_t, 12> dtype_sizes{2, 2, 4, 8, 1, 1, 4, 8, 4, 8, 8, 16};
 
 // float -> binary16 with round-to-nearest-even, handling subnormals, overflow to infinity and NaN.
 std::uint16_t float_to_half_bits(float value) noexcept {
@@ -89,9 +90,11 @@ DataType dtype_from_string(std::string_view name) {
   if (name == "float") return DataType::Float32;
   if (name == "double") return DataType::Float64;
   if (name == "int") return DataType::Int32;
+  if (name == "cfloat") return DataType::Complex64;
+  if (name == "cdouble") return DataType::Complex128;
   throw Error("dtype_from_string", "unknown element type '" + std::string(name) +
                                        "' (expected float16, bfloat16, float32, float64, int8, uint8, int32, "
-                                       "int64, uint32 or uint64)");
+                                       "int64, uint32, uint64, complex64 or complex128)");
 }
 
 BufferView::BufferView(void* data, std::size_t count, DataType dtype) : data_(data), count_(count), dtype_(dtype) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <complex>
 #include <cstddef>
 #include <map>
 #include <string>
@@ -17,12 +18,19 @@
 
 namespace mpidist::detail {
 
-/// How an arithmetic element reduces: the MPI datatype follows from kind and size.
-enum class ArithKind { Signed, Unsigned, Floating, Bool };
+/// A number a ReduceOp reduces: arithmetic (bool included), or std::complex<float> or
+/// std::complex<double> (sum, prod and avg; complex numbers have no order for min and max).
+template <class T>
+concept Number = std::is_arithmetic_v<T> || std::is_same_v<T, std::complex<float>> ||
+                 std::is_same_v<T, std::complex<double>>;
+
+/// How a number reduces: the MPI datatype follows from kind and size.
+enum class ArithKind { Signed, Unsigned, Floating, Bool, Complex };
 
 template <class T>
 constexpr ArithKind arith_kind_v = std::is_same_v<T, bool>       ? ArithKind::Bool
                                    : std::is_floating_point_v<T> ? ArithKind::Floating
+                                   : !std::is_arithmetic_v<T>    ? ArithKind::Complex
                                    : std::is_signed_v<T>         ? ArithKind::Signed
                                                                  : ArithKind::Unsigned;
 
@@ -83,13 +91,12 @@ struct is_std_array<std::array<E, N>> : std::true_type {};
 template <class T>
 struct reducible_container : std::false_type {};
 template <class E, class A>
-struct reducible_container<std::vector<E, A>> : std::bool_constant<std::is_arithmetic_v<E>> {};
+struct reducible_container<std::vector<E, A>> : std::bool_constant<Number<E>> {};
 template <class E, std::size_t N>
-struct reducible_container<std::array<E, N>> : std::bool_constant<std::is_arithmetic_v<E>> {};
+struct reducible_container<std::array<E, N>> : std::bool_constant<Number<E>> {};
 
-/// What all_reduce accepts: an arithmetic scalar (bool included), a std::vector or std::array of
-/// them, or a metrics map.
+/// What all_reduce accepts: a Number, a std::vector or std::array of them, or a metrics map.
 template <class T>
-concept Reducible = std::is_arithmetic_v<T> || reducible_container<T>::value || metrics_map<T>::value;
+concept Reducible = Number<T> || reducible_container<T>::value || metrics_map<T>::value;
 
 }  // namespace mpidist::detail
