@@ -1,8 +1,9 @@
 // all_reduce and reduce of a container with a function of its elements: `fn(E, E) -> E` combines the ranks'
 // elements one index at a time (what MPI_Op_create's user function does), so
 // `all_reduce(v, [](float a, float b) { return std::max(a, b); })` reduces a std::vector<float> in
-// place as `all_reduce(v, ReduceOp::Max)` would. A function of two whole containers takes the
-// object form (objects.hpp) instead.
+// place as `all_reduce(v, ReduceOp::Max)` would. A function that takes two elements is one of
+// elements (generic lambdas included: detail/reduce_functions.hpp); one of two whole containers
+// only takes the object form (objects.hpp) instead.
 #pragma once
 
 #include <algorithm>
@@ -23,26 +24,6 @@
 
 namespace mpidist {
 namespace detail {
-
-/// fn of two elements of C, and not of two C (that one is the object form's).
-template <class F, class C>
-concept ElementFunction = ReduceFunction<F, std::ranges::range_value_t<C>> && !ReduceFunction<F, C>;
-
-/// fn over two whole containers, index by index. The k-th call folds in rank k's container (the
-/// fold runs in rank order), so a length that differs names that rank.
-template <class C, class F>
-auto index_by_index(F& fn) {
-  return [&fn, rank = 0](C acc, const C& next) mutable {
-    ++rank;
-    if (next.size() != acc.size())
-      throw std::invalid_argument("rank " + std::to_string(rank) + " holds " + std::to_string(next.size()) +
-                                  " elements where rank 0 holds " + std::to_string(acc.size()) +
-                                  ": a function of elements needs the same length on every rank");
-    for (std::size_t i = 0; i < acc.size(); ++i)
-      acc[i] = static_cast<std::ranges::range_value_t<C>>(std::invoke(fn, acc[i], next[i]));
-    return acc;
-  };
-}
 
 /// `values` becomes the reduction of every rank's under fn, index by index: on every rank
 /// (root < 0, all_reduce) or on root only (reduce; the other ranks' values stay as they are).
@@ -94,13 +75,13 @@ void all_reduce(const Communicator& comm, std::array<E, N>& values, F&& fn) {
 }
 /// A span of host memory (std::span<long long>), in place.
 template <Element T, std::size_t Extent, class F>
-requires(!std::is_const_v<T> && detail::ElementFunction<F, std::vector<T>>)
+requires(!std::is_const_v<T> && detail::ReduceFunction<F, T>)
 void all_reduce(std::span<T, Extent> values, F&& fn) {
   const auto c = detail::object_comm(detail::object_type<std::vector<T>>(), "all_reduce");
   detail::reduce_span_on("all_reduce", c, values, fn, -1);
 }
 template <Element T, std::size_t Extent, class F>
-requires(!std::is_const_v<T> && detail::ElementFunction<F, std::vector<T>>)
+requires(!std::is_const_v<T> && detail::ReduceFunction<F, T>)
 void all_reduce(const Communicator& comm, std::span<T, Extent> values, F&& fn) {
   const auto c = detail::object_comm(detail::object_type<std::vector<T>>(), comm, "all_reduce");
   detail::reduce_span_on("all_reduce", c, values, fn, -1);
@@ -121,13 +102,13 @@ void reduce(const Communicator& comm, std::vector<E, A>& values, F&& fn, int roo
   detail::reduce_elements_on("reduce", c, values, fn, root);
 }
 template <Element T, std::size_t Extent, class F>
-requires(!std::is_const_v<T> && detail::ElementFunction<F, std::vector<T>>)
+requires(!std::is_const_v<T> && detail::ReduceFunction<F, T>)
 void reduce(std::span<T, Extent> values, F&& fn, int root = 0) {
   const auto c = detail::object_comm(detail::object_type<std::vector<T>>(), "reduce", root);
   detail::reduce_span_on("reduce", c, values, fn, root);
 }
 template <Element T, std::size_t Extent, class F>
-requires(!std::is_const_v<T> && detail::ElementFunction<F, std::vector<T>>)
+requires(!std::is_const_v<T> && detail::ReduceFunction<F, T>)
 void reduce(const Communicator& comm, std::span<T, Extent> values, F&& fn, int root = 0) {
   const auto c = detail::object_comm(detail::object_type<std::vector<T>>(), comm, "reduce", root);
   detail::reduce_span_on("reduce", c, values, fn, root);

@@ -45,10 +45,12 @@
 #include <utility>
 #include <vector>
 
+#include "mpidist/collectives.hpp"
 #include "mpidist/communicator.hpp"
 #include "mpidist/detail/object_codec.hpp"
 #include "mpidist/detail/object_reduce.hpp"
 #include "mpidist/detail/object_std_types.hpp"
+#include "mpidist/detail/reduce_functions.hpp"
 #include "mpidist/error.hpp"
 #include "mpidist/guards.hpp"
 #include "mpidist/p2p.hpp"
@@ -58,16 +60,15 @@ namespace mpidist {
 
 namespace detail {
 
-/// A reduction function for T, as Boost.MPI's `all_reduce(comm, value, op)` and mpi4py's
-/// `allreduce(obj, op)` take: `fn(a, b)` combines two values into one (`std::plus<>{}`, a lambda).
-template <class F, class T>
-concept ReduceFunction = !std::same_as<std::remove_cvref_t<F>, Communicator> && std::invocable<F&, T, T> &&
-                         std::convertible_to<std::invoke_result_t<F&, T, T>, T>;
-
 /// Whatever a ReduceOp reduces as a tensor instead: a span, a BufferView, or anything converting
 /// to one. The refusing overloads below must not take those from collectives.hpp.
 template <class T>
 concept NotReducibleObject = ObjectValue<T> && !Reducible<T> && !std::is_convertible_v<const T&, BufferView>;
+
+/// A non-const container of tensor elements that the object forms do not reduce
+/// (std::valarray<double>, std::vector<float16>): a ReduceOp reduces it in place as a tensor.
+template <class C>
+concept TensorOnlyContainer = WritableContainer<C> && !Reducible<C>;
 
 /// A std::vector or std::array of tensor elements that a ReduceOp cannot reduce as an object
 /// (float16, bfloat16): the refusal names the tensor form instead of a function.
@@ -551,21 +552,37 @@ T all_reduce(const Communicator&, const T& value, ReduceOp = ReduceOp::Sum) {
   return value;
 }
 
+/// In place, as a tensor (all_reduce(std::span(v), op)): a non-const container of elements that is
+/// not a std::vector or std::array of numbers (`std::valarray<double> field`,
+/// `std::vector<float16> grad`). Chosen over the refusal above, which a const one still gets.
+template <detail::TensorOnlyContainer C>
+void all_reduce(C& values, ReduceOp op = ReduceOp::Sum) {
+  all_reduce(BufferView(values), op);
+}
+template <detail::TensorOnlyContainer C>
+void all_reduce(const Communicator& comm, C& values, ReduceOp op = ReduceOp::Sum) {
+  all_reduce(comm, BufferView(values), op);
+}
+
 /// Boost.MPI `all_reduce(comm, value, op)`, mpi4py `allreduce(obj, op)`: every rank gets
 /// `(((v0 fn v1) fn v2) ... fn vN-1)`, the values of all ranks combined in rank order, for any
 /// type the object collectives carry and any associative `fn(T, T) -> T` (commutative or not:
 /// string concatenation gives the same string everywhere). `fn` runs on the group's rank 0 only
 /// (inside a MainProcessContext); an exception in it becomes Error on every rank ("rank 0
-/// failed: ..."). Solo: `value`, without calling `fn`.
+/// failed: ..."). Solo: `value`, without calling `fn`. For a std::vector or std::array, an `fn`
+/// of two elements (`fn(E, E)`, generic lambdas included) combines them index by index instead.
 template <detail::ObjectValue T, class F>
-requires detail::ReduceFunction<F, T>
+requires detail::ValueFunction<F, T>
 [[nodiscard]] T all_reduce(const T& value, F&& fn) {
-  return *detail::fold_on("all_reduce", detail::object_comm(detail::object_type<T>(), "all_reduce"), value, fn, -1);
+  auto&& combine = detail::fold_function<T>(fn);
+  return *detail::fold_on("all_reduce", detail::object_comm(detail::object_type<T>(), "all_reduce"), value, combine, -1);
 }
 template <detail::ObjectValue T, class F>
-requires detail::ReduceFunction<F, T>
+requires detail::ValueFunction<F, T>
 [[nodiscard]] T all_reduce(const Communicator& comm, const T& value, F&& fn) {
-  return *detail::fold_on("all_reduce", detail::object_comm(detail::object_type<T>(), comm, "all_reduce"), value, fn, -1);
+  auto&& combine = detail::fold_function<T>(fn);
+  return *detail::fold_on("all_reduce", detail::object_comm(detail::object_type<T>(), comm, "all_reduce"), value,
+                          combine, -1);
 }
 
 /// torch `reduce`, Boost.MPI `reduce`, for objects: the reduction of every rank's `value` under
@@ -633,18 +650,32 @@ std::optional<T> reduce(const Communicator&, const T& value, ReduceOp, int = 0) 
   return value;
 }
 
+/// In place on root, as a tensor (reduce(std::span(v), op, root)), for the containers all_reduce
+/// above takes as tensors.
+template <detail::TensorOnlyContainer C>
+void reduce(C& values, ReduceOp op, int root = 0) {
+  reduce(BufferView(values), op, root);
+}
+template <detail::TensorOnlyContainer C>
+void reduce(const Communicator& comm, C& values, ReduceOp op, int root = 0) {
+  reduce(comm, BufferView(values), op, root);
+}
+
 /// reduce with the caller's associative `fn(T, T) -> T`, in rank order as all_reduce(value, fn):
 /// the reduction on root, std::nullopt elsewhere. `fn` runs on root only (inside a
 /// MainProcessContext); an exception in it becomes Error on every rank. Solo: `value`.
 template <detail::ObjectValue T, class F>
-requires detail::ReduceFunction<F, T>
+requires detail::ValueFunction<F, T>
 [[nodiscard]] std::optional<T> reduce(const T& value, F&& fn, int root = 0) {
-  return detail::fold_on("reduce", detail::object_comm(detail::object_type<T>(), "reduce", root), value, fn, root);
+  auto&& combine = detail::fold_function<T>(fn);
+  return detail::fold_on("reduce", detail::object_comm(detail::object_type<T>(), "reduce", root), value, combine, root);
 }
 template <detail::ObjectValue T, class F>
-requires detail::ReduceFunction<F, T>
+requires detail::ValueFunction<F, T>
 [[nodiscard]] std::optional<T> reduce(const Communicator& comm, const T& value, F&& fn, int root = 0) {
-  return detail::fold_on("reduce", detail::object_comm(detail::object_type<T>(), comm, "reduce", root), value, fn, root);
+  auto&& combine = detail::fold_function<T>(fn);
+  return detail::fold_on("reduce", detail::object_comm(detail::object_type<T>(), comm, "reduce", root), value, combine,
+                         root);
 }
 
 // Point-to-point objects (Boost.MPI's send and recv): any value the object calls carry, between

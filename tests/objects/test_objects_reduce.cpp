@@ -206,6 +206,39 @@ TEST_F(ObjectsReduceTest, FunctionOfElementsReducesContainersInPlace) {
   EXPECT_EQ(v.size(), 3u);
 }
 
+// Generic lambdas, as users write them: a function that takes two elements reduces element by
+// element, in place or (a const vector) as the returned value, and is never tried on two whole
+// vectors (`a + b` would not compile there; std::max would pick the larger vector, not the larger
+// elements).
+TEST_F(ObjectsReduceTest, GenericLambdasReduceElementByElement) {
+  const int r = rank(), n = size();
+  std::vector<float> v{static_cast<float>(r), -static_cast<float>(r)};
+  mpidist::all_reduce(v, [](auto a, auto b) { return std::max(a, b); });
+  EXPECT_EQ(v, (std::vector<float>{static_cast<float>(n - 1), 0.0f}));  // the larger vector: {n - 1, 1 - n}
+  std::vector<long long> counts{r + 1, 1};
+  mpidist::all_reduce(counts, [](auto a, auto b) { return a + b; });
+  EXPECT_EQ(counts, (std::vector<long long>{n * (n + 1) / 2, n}));
+  const std::vector<int> mine{r, 2 * r};
+  const std::vector<int> summed = mpidist::all_reduce(mine, [](auto a, auto b) { return a + b; });
+  EXPECT_EQ(summed, (std::vector<int>{n * (n - 1) / 2, n * (n - 1)}));
+  EXPECT_EQ(mine, (std::vector<int>{r, 2 * r}));
+  const auto at_root = mpidist::reduce(mine, [](int a, int b) { return std::max(a, b); }, n - 1);
+  EXPECT_EQ(at_root.has_value(), r == n - 1);
+  if (at_root) {
+    EXPECT_EQ(*at_root, (std::vector<int>{n - 1, 2 * (n - 1)}));
+  }
+  std::vector<std::string> words{std::to_string(r), "x"};
+  mpidist::all_reduce(words, [](auto a, auto b) { return a + b; });  // each word, in rank order
+  std::string ranks;
+  for (int i = 0; i < n; ++i) ranks += std::to_string(i);
+  EXPECT_EQ(words, (std::vector<std::string>{ranks, std::string(static_cast<std::size_t>(n), 'x')}));
+  std::array<unsigned, 2> bits{1u << r, 1u};
+  mpidist::all_reduce(bits, [](auto a, auto b) { return a | b; });
+  EXPECT_EQ(bits[0], (1u << n) - 1u);
+  // A string is one value, not a vector of elements: a generic lambda concatenates whole strings.
+  EXPECT_EQ(mpidist::all_reduce(std::to_string(r), [](auto a, auto b) { return a + b; }), ranks);
+}
+
 // Lengths that differ are an Error on every rank naming the rank; the world goes on. An exception
 // in the function is an Error on every rank too.
 TEST_F(ObjectsReduceTest, FunctionOfElementsOnDifferentLengthsIsAnErrorEverywhere) {

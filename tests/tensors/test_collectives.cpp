@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <valarray>
 #include <vector>
 
 #include "mpi_test.hpp"
@@ -251,6 +252,13 @@ TEST_F(Collectives, ContainersPassAsBuffers) {
   std::vector<long long> steps(2, me);
   mpidist::all_reduce(steps, ReduceOp::Min);
   EXPECT_EQ(steps, std::vector<long long>(2, 0));
+  // Any other contiguous container of elements (std::valarray) is a tensor, in place.
+  std::valarray<double> field(static_cast<double>(me + 1), 4);
+  mpidist::all_reduce(field, ReduceOp::Sum);
+  EXPECT_EQ(field[3], n * (n + 1) / 2.0);
+  std::valarray<double> fields(-1.0, 4 * N);
+  mpidist::all_gather(field, fields);
+  EXPECT_EQ(fields[4 * N - 1], n * (n + 1) / 2.0);
   // A const container where the call only reads it (InputView): in of the collectives.
   const std::vector<float>& read_only = mine;
   std::vector<float> gathered_again(3 * N, -1.0f);

@@ -144,6 +144,58 @@ void every_collective() {
   }
 }
 
+// The rooted and uneven movers: gather and scatter at the last rank, all_gather_v and all_to_all
+// with split counts (rank r holds r + 1 elements of each block), on TestBuffer memory.
+template <class C>
+void rooted_and_uneven() {
+  const auto n = static_cast<std::size_t>(size());
+  const int last = size() - 1;
+  const C stale(99, 99);
+  for (const std::size_t count : {std::size_t{1}, std::size_t{3001}}) {
+    TestBuffer<C> in(values_of<C>(me(), count)), at_root(std::vector<C>(me() == last ? count * n : 0, stale));
+    mpidist::gather(std::span<const C>(in.data(), count), span_of(at_root), last);
+    std::vector<C> all;
+    for (int r = 0; r < size(); ++r)
+      for (const C& v : values_of<C>(r, count)) all.push_back(v);
+    if (me() == last) expect_values(at_root.read(), all, ReduceOp::Sum, label<C>("gather", count));
+    TestBuffer<C> part(std::vector<C>(count, stale));
+    mpidist::scatter(std::span<const C>(at_root.data(), at_root.size()), span_of(part), last);
+    expect_values(part.read(), values_of<C>(me(), count), ReduceOp::Sum, label<C>("scatter", count));
+
+    std::vector<std::size_t> counts(n);
+    std::vector<C> gathered_want;
+    for (int r = 0; r < size(); ++r) {
+      counts[static_cast<std::size_t>(r)] = count + static_cast<std::size_t>(r);
+      for (const C& v : values_of<C>(r, count + static_cast<std::size_t>(r))) gathered_want.push_back(v);
+    }
+    TestBuffer<C> mine(values_of<C>(me(), counts[static_cast<std::size_t>(me())]));
+    TestBuffer<C> gathered(std::vector<C>(gathered_want.size(), stale));
+    mpidist::all_gather_v(std::span<const C>(mine.data(), mine.size()), span_of(gathered), counts);
+    expect_values(gathered.read(), gathered_want, ReduceOp::Sum, label<C>("all_gather_v", count));
+
+    // Rank r sends me() + 1 ... : block j of rank r holds r + 1 elements, values_of(r, r + 1, j * 100).
+    const std::size_t own = static_cast<std::size_t>(me()) + 1;
+    std::vector<C> sending;
+    for (std::size_t j = 0; j < n; ++j)
+      for (const C& v : values_of<C>(me(), own, j * 100)) sending.push_back(v);
+    std::vector<std::size_t> send_counts(n, own), recv_counts(n);
+    std::vector<C> receiving_want;
+    for (int r = 0; r < size(); ++r) {
+      recv_counts[static_cast<std::size_t>(r)] = static_cast<std::size_t>(r) + 1;
+      for (const C& v : values_of<C>(r, static_cast<std::size_t>(r) + 1, static_cast<std::size_t>(me()) * 100))
+        receiving_want.push_back(v);
+    }
+    TestBuffer<C> send(sending), receive(std::vector<C>(receiving_want.size(), stale));
+    mpidist::all_to_all(std::span<const C>(send.data(), send.size()), send_counts, span_of(receive), recv_counts);
+    expect_values(receive.read(), receiving_want, ReduceOp::Sum, label<C>("all_to_all with splits", count));
+  }
+}
+
+TEST_F(ComplexElements, RootedAndUnevenMovers) {
+  rooted_and_uneven<std::complex<float>>();
+  rooted_and_uneven<std::complex<double>>();
+}
+
 TEST_F(ComplexElements, EveryCollectiveOfComplex64) { every_collective<std::complex<float>>(); }
 TEST_F(ComplexElements, EveryCollectiveOfComplex128) { every_collective<std::complex<double>>(); }
 
@@ -239,8 +291,11 @@ TEST_F(ComplexElements, ObjectForms) {
 
   const auto backwards = mpidist::world().split(0, size() - me());  // ranks in reverse order
   const auto at_root = mpidist::reduce(backwards, mine, ReduceOp::Sum, backwards.size() - 1);
-  if (backwards.rank() == backwards.size() - 1) EXPECT_EQ(at_root.value_or(0.0), sum);
-  else EXPECT_FALSE(at_root.has_value());
+  if (backwards.rank() == backwards.size() - 1) {
+    EXPECT_EQ(at_root.value_or(0.0), sum);
+  } else {
+    EXPECT_FALSE(at_root.has_value());
+  }
   EXPECT_EQ(mpidist::all_reduce(mine, ReduceOp::Sum), sum);  // in step after the Errors
 }
 
