@@ -692,6 +692,9 @@ void send_object_payload(const Communicator* comm, const void* data, std::size_t
                          int tag);
 /// Receives a value of fingerprint `type` into sink.reserve(size), after checking its frame.
 Status recv_object_payload(const Communicator* comm, std::uint64_t type, PayloadSink& sink, int src, int tag);
+/// Both at once: the send started first, then the receive, then the send finished.
+Status sendrecv_object_payload(const Communicator* comm, const void* data, std::size_t size, std::uint64_t type,
+                               int dest, PayloadSink& sink, int src, int tag);
 
 template <ObjectValue T>
 void send_object(const Communicator* comm, const T& value, int dest, int tag) {
@@ -704,6 +707,13 @@ Status recv_object(const Communicator* comm, int src, int tag, T& value) {
   const Status status = recv_object_payload(comm, type_tag<T>(), sink, src, tag);
   value = sink.take();
   return status;
+}
+template <ObjectValue T>
+T sendrecv_object(const Communicator* comm, const T& value, int dest, int src, int tag) {
+  const Encoded encoded = encode(value);
+  ValueSink<T> sink("sendrecv", src);
+  sendrecv_object_payload(comm, encoded.data(), encoded.size(), type_tag<T>(), dest, sink, src, tag);
+  return sink.take();
 }
 }  // namespace detail
 
@@ -737,6 +747,19 @@ template <detail::ObjectValue T>
   T value{};
   detail::recv_object(nullptr, src, tag, value);
   return value;
+}
+
+/// MPI_Sendrecv, mpi4py's `sendrecv(obj, dest, source)`, Boost.MPI's `sendrecv`: sends `value` to
+/// `dest` and returns the T received from `src` (or any_source), both on `tag`, without the
+/// deadlock a ring of blocking sends would risk (the send is started before the receive); `dest`
+/// and `src` may be this rank. The halo exchange: `right_edge = sendrecv(left_edge, left, right)`.
+template <detail::ObjectValue T>
+[[nodiscard]] T sendrecv(const Communicator& comm, const T& value, int dest, int src, int tag = 0) {
+  return detail::sendrecv_object(&comm, value, dest, src, tag);
+}
+template <detail::ObjectValue T>
+[[nodiscard]] T sendrecv(const T& value, int dest, int src, int tag = 0) {
+  return detail::sendrecv_object(nullptr, value, dest, src, tag);
 }
 
 namespace detail {

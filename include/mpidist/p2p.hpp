@@ -53,6 +53,14 @@ Status recv(const Communicator& comm, BufferView buffer, int src, int tag = 0, S
 [[nodiscard]] Work irecv(BufferView buffer, int src, int tag = 0, Stream stream = nullptr);
 [[nodiscard]] Work irecv(const Communicator& comm, BufferView buffer, int src, int tag = 0, Stream stream = nullptr);
 
+/// MPI_Sendrecv: sends `send_buffer` to `dest` and receives `recv_buffer` from `src` (a rank: not
+/// any_source), both on `tag`, as one batch_isend_irecv, so a ring or a halo exchange of blocking
+/// calls cannot deadlock; `dest` and `src` may be this rank. Returns when both are done (with a
+/// stream, device work is queued on it as for the collectives).
+void sendrecv(InputView send_buffer, int dest, BufferView recv_buffer, int src, int tag = 0, Stream stream = nullptr);
+void sendrecv(const Communicator& comm, InputView send_buffer, int dest, BufferView recv_buffer, int src, int tag = 0,
+              Stream stream = nullptr);
+
 /// One operation of batch_isend_irecv.
 class P2POp {
  public:

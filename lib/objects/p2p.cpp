@@ -74,6 +74,42 @@ Group& group_for(const Communicator* comm, const char* operation) {
   return comm != nullptr ? group_of(*comm, operation) : world_group(operation);
 }
 
+// Receives a value of fingerprint `type` from `src` on `tag` into sink, after checking its frame.
+Status receive(Group& group, const char* operation, std::uint64_t type, PayloadSink& sink, int src, int tag) {
+  ObjectFrame frame;
+  mpi::Message head;
+  Status status;
+  naming_errors(group.name, [&] {
+    head.start_recv(group.comm, &frame, sizeof frame, DataType::UInt8, src < 0 ? MPI_ANY_SOURCE : src,
+                    tag < 0 ? MPI_ANY_TAG : tag);
+    wait(group, operation, head, src, tag);
+  });
+  status = Status{head.source(), head.tag()};
+  if (frame.magic != frame_magic)
+    throw Error(group.name, operation, "rank " + std::to_string(status.source) + " sent (tag " +
+                                        std::to_string(status.tag) + ") a message that is not an object's frame");
+  if (frame.type != type) {
+    discard(group, status.source, status.tag);
+    throw Error(group.name, operation, "rank " + std::to_string(status.source) + " sent " + object_type_name(frame.type) +
+                                        " where this rank expects " + object_type_name(type) +
+                                        (std::string(operation) == "recv" ? ": the ranks called send and recv with different types"
+                                                                          : ": the ranks called sendrecv with different types"));
+  }
+  std::byte* into = nullptr;
+  try {
+    into = sink.reserve(static_cast<std::size_t>(frame.size));
+  } catch (...) {
+    discard(group, status.source, status.tag);
+    throw;
+  }
+  mpi::Message body;
+  naming_errors(group.name, [&] {
+    body.start_recv(group.comm, into, static_cast<std::size_t>(frame.size), DataType::UInt8, status.source, status.tag);
+    wait(group, operation, body, status.source, status.tag);
+  });
+  return status;
+}
+
 }  // namespace
 
 void send_object_payload(const Communicator* comm, const void* data, std::size_t size, std::uint64_t type, int dest,
@@ -157,36 +193,40 @@ GatheredPayloads all_to_all_payload(const char* operation, const ObjectComm& c, 
 Status recv_object_payload(const Communicator* comm, std::uint64_t type, PayloadSink& sink, int src, int tag) {
   Group& group = group_for(comm, "recv");
   check_p2p(group, "recv", src, tag, true);
-  ObjectFrame frame;
-  mpi::Message head;
-  Status status;
+  return receive(group, "recv", type, sink, src, tag);
+}
+
+Status sendrecv_object_payload(const Communicator* comm, const void* data, std::size_t size, std::uint64_t type,
+                               int dest, PayloadSink& sink, int src, int tag) {
+  const char* operation = "sendrecv";
+  Group& group = group_for(comm, operation);
+  check_p2p(group, operation, dest, tag, false);  // to this rank too: the send is started first
+  check_p2p(group, operation, src, tag, true);
+  const ObjectFrame frame{frame_magic, type, size};
+  mpi::Message head, body;
   naming_errors(group.name, [&] {
-    head.start_recv(group.comm, &frame, sizeof frame, DataType::UInt8, src < 0 ? MPI_ANY_SOURCE : src,
-                    tag < 0 ? MPI_ANY_TAG : tag);
-    wait(group, "recv", head, src, tag);
+    head.start_send(group.comm, &frame, sizeof frame, DataType::UInt8, dest, tag);
+    body.start_send(group.comm, data, size, DataType::UInt8, dest, tag);
   });
-  status = Status{head.source(), head.tag()};
-  if (frame.magic != frame_magic)
-    throw Error(group.name, "recv", "rank " + std::to_string(status.source) + " sent (tag " +
-                                        std::to_string(status.tag) + ") a message that is not an object's frame");
-  if (frame.type != type) {
-    discard(group, status.source, status.tag);
-    throw Error(group.name, "recv", "rank " + std::to_string(status.source) + " sent " + object_type_name(frame.type) +
-                                        " where this rank expects " + object_type_name(type) +
-                                        ": the ranks called send and recv with different types");
-  }
-  std::byte* into = nullptr;
+  const auto finish_sends = [&] {
+    naming_errors(group.name, [&] {
+      wait(group, operation, head, dest, tag);
+      wait(group, operation, body, dest, tag);
+    });
+  };
+  Status status;
   try {
-    into = sink.reserve(static_cast<std::size_t>(frame.size));
+    status = receive(group, operation, type, sink, src, tag);
   } catch (...) {
-    discard(group, status.source, status.tag);
+    // The value still goes to dest, which may be receiving it: the receive's Error is the one
+    // reported, after the sends ended (a send's own failure then breaks the group, as any).
+    try {
+      finish_sends();
+    } catch (...) {
+    }
     throw;
   }
-  mpi::Message body;
-  naming_errors(group.name, [&] {
-    body.start_recv(group.comm, into, static_cast<std::size_t>(frame.size), DataType::UInt8, status.source, status.tag);
-    wait(group, "recv", body, status.source, status.tag);
-  });
+  finish_sends();
   return status;
 }
 

@@ -371,12 +371,12 @@ Status recv_blocking(const Communicator* comm, const BufferView& buffer, int src
   return run_blocking(comm, "recv", buffer, src, tag, true, stream);
 }
 
-Work batch(const Communicator* comm, std::span<const P2POp> ops, Stream stream) {
-  const char* operation = "batch_isend_irecv";
+Work batch(const Communicator* comm, const char* operation, std::span<const P2POp> ops, Stream stream) {
   Group& group = group_for(comm, operation);
   for (const auto& op : ops) {
     if (op.kind() == P2POp::Kind::Recv && op.peer() == any_source)
-      throw Error(group.name, operation, "a receive of a batch names its peer: any_source is for recv and irecv");
+      throw Error(group.name, operation, std::string("a receive of ") + operation +
+                                             " names its peer: any_source is for recv and irecv");
     check_op(group, operation, op.buffer(), op.peer(), op.tag(), op.kind() == P2POp::Kind::Recv);
   }
   if (ops.empty()) return Work();
@@ -449,9 +449,20 @@ Work irecv(BufferView buffer, int src, int tag, Stream stream) {
 Work irecv(const Communicator& comm, BufferView buffer, int src, int tag, Stream stream) {
   return Work(detail::start_one(&comm, "irecv", buffer, src, tag, true, stream));
 }
-Work batch_isend_irecv(std::span<const P2POp> ops, Stream stream) { return detail::batch(nullptr, ops, stream); }
+Work batch_isend_irecv(std::span<const P2POp> ops, Stream stream) {
+  return detail::batch(nullptr, "batch_isend_irecv", ops, stream);
+}
 Work batch_isend_irecv(const Communicator& comm, std::span<const P2POp> ops, Stream stream) {
-  return detail::batch(&comm, ops, stream);
+  return detail::batch(&comm, "batch_isend_irecv", ops, stream);
+}
+void sendrecv(InputView send_buffer, int dest, BufferView recv_buffer, int src, int tag, Stream stream) {
+  const P2POp ops[] = {P2POp::send(send_buffer, dest, tag), P2POp::recv(recv_buffer, src, tag)};
+  detail::batch(nullptr, "sendrecv", ops, stream).wait();
+}
+void sendrecv(const Communicator& comm, InputView send_buffer, int dest, BufferView recv_buffer, int src, int tag,
+              Stream stream) {
+  const P2POp ops[] = {P2POp::send(send_buffer, dest, tag), P2POp::recv(recv_buffer, src, tag)};
+  detail::batch(&comm, "sendrecv", ops, stream).wait();
 }
 
 }  // namespace mpidist

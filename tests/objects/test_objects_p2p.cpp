@@ -66,6 +66,41 @@ TEST_F(ObjectP2P, SendRecvInPairs) {
   }
 }
 
+// sendrecv: a ring of values of different sizes (past any eager limit too) on the world and on a
+// group whose ranks run backwards, to this rank itself in a world of one; a type that differs is
+// an Error on the receiving rank naming both types, and the ring then goes on.
+TEST_F(ObjectP2P, SendrecvInARing) {
+  for (const Communicator& comm : {mpidist::world(), reversed_rest()}) {
+    if (!comm) continue;
+    const int me = comm.rank(), size = comm.size();
+    const int next = (me + 1) % size, prev = (me + size - 1) % size;
+    for (const std::size_t length : {std::size_t{1}, std::size_t{300000}}) {
+      const std::string mine(length + static_cast<std::size_t>(me), static_cast<char>('a' + me));
+      const std::string got = mpidist::sendrecv(comm, mine, next, prev, 2);
+      EXPECT_EQ(got, std::string(length + static_cast<std::size_t>(prev), static_cast<char>('a' + prev)));
+    }
+    EXPECT_EQ(mpidist::sendrecv(comm, table(me), prev, next), table(next));  // the other way round
+  }
+  if (mpidist::world_size() == 1) {
+    EXPECT_EQ(mpidist::sendrecv(std::vector<int>{1, 2, 3}, 0, 0), (std::vector<int>{1, 2, 3}));
+    return;
+  }
+  const int me = mpidist::rank(), size = mpidist::world_size();
+  const int next = (me + 1) % size, prev = (me + size - 1) % size;
+  // Rank 0 sends (and expects) an int; the others a string.
+  if (me == 0) {
+    expect_error([&] { (void)mpidist::sendrecv(42, next, prev, 5); },
+                 {"sendrecv", "rank " + std::to_string(prev) + " sent std::string where this rank expects int"});
+  } else if (me == 1) {
+    expect_error([&] { (void)mpidist::sendrecv(std::string("x"), next, prev, 5); },
+                 {"sendrecv", "rank 0 sent int where this rank expects std::string", "called sendrecv with different types"});
+  } else {
+    EXPECT_EQ(mpidist::sendrecv(std::string("x"), next, prev, 5), "x");
+  }
+  EXPECT_EQ(mpidist::sendrecv(me, next, prev, 6), prev);  // the ring goes on
+  expect_error([&] { (void)mpidist::sendrecv(me, size, prev); }, {"sendrecv", std::to_string(size)});
+}
+
 TEST_F(ObjectP2P, AnotherTypeIsAnErrorAndThePairGoesOn) {
   const auto comm = mpidist::world();
   const int me = comm.rank(), peer = me ^ 1;

@@ -463,6 +463,30 @@ TEST_F(P2P, RingOfBuffersInHostOrDeviceMemory) {
   }
 }
 
+// sendrecv as a periodic halo exchange: each rank's edges go to its neighbours and their edges
+// fill its halos, in host or device memory, at sizes past any eager limit; on a group whose
+// ranks run backwards; to this rank itself in a world of one.
+TEST_F(P2P, SendrecvHaloExchange) {
+  for (const Communicator& comm : {mpidist::world(), reversed_rest()}) {
+    if (!comm) continue;
+    const int me = comm.rank(), size = comm.size();
+    const int right = (me + 1) % size, left = (me + size - 1) % size;
+    for (const std::size_t count : {std::size_t{1}, std::size_t{5000}, std::size_t{1} << 20}) {
+      TestBuffer<float> left_edge(pattern(me * 2, count)), right_edge(pattern(me * 2 + 1, count));
+      TestBuffer<float> left_halo(std::vector<float>(count, -1.0f)), right_halo(std::vector<float>(count, -1.0f));
+      mpidist::sendrecv(comm, left_edge.view(), left, right_halo.view(), right, 1);
+      mpidist::sendrecv(comm, right_edge.view(), right, left_halo.view(), left, 2);
+      EXPECT_EQ(right_halo.read(), pattern(right * 2, count)) << count;
+      EXPECT_EQ(left_halo.read(), pattern(left * 2 + 1, count)) << count;
+    }
+  }
+  std::vector<long long> out(7, mpidist::rank()), in(7, -1);
+  const int me = mpidist::rank(), size = mpidist::world_size();
+  mpidist::sendrecv(out, (me + 1) % size, in, (me + size - 1) % size);  // world form, containers
+  EXPECT_EQ(in, std::vector<long long>(7, (me + size - 1) % size));
+  expect_error([&] { mpidist::sendrecv(out, 0, in, mpidist::any_source); }, {"sendrecv", "any_source"});
+}
+
 TEST_F(P2P, SendRecvAndWorksOnBuffersInHostOrDeviceMemory) {
   const auto comm = mpidist::world();
   const int me = comm.rank();
