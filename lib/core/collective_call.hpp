@@ -39,10 +39,10 @@ inline std::size_t out_count(const Call& call) {
   return call.kind == CollectiveKind::AllGather ? call.count * static_cast<std::size_t>(call.size) : call.count;
 }
 /// True for collectives that combine values (and therefore use `op`).
-inline bool reduces(const Call& call) {
-  return call.kind == CollectiveKind::AllReduce || call.kind == CollectiveKind::ReduceScatter ||
-         call.kind == CollectiveKind::Reduce;
+inline bool reduces(CollectiveKind kind) {
+  return kind == CollectiveKind::AllReduce || kind == CollectiveKind::ReduceScatter || kind == CollectiveKind::Reduce;
 }
+inline bool reduces(const Call& call) { return reduces(call.kind); }
 /// True when this rank's output holds a result after the call (reduce writes root's only).
 inline bool writes_output(const Call& call) { return call.kind != CollectiveKind::Reduce || call.rank == call.root; }
 

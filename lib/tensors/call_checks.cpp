@@ -98,9 +98,7 @@ void check_local_arguments(CollectiveKind kind, const char* name, const BufferVi
     throw Error(name, "reduction '" + std::string(to_string(op)) +
                           "' applies to object reductions only; tensors take sum, prod, min, max or avg (on flags of 0 and "
                           "1, max is a logical or and min a logical and)");
-  const bool reduces = kind == CollectiveKind::AllReduce || kind == CollectiveKind::Reduce ||
-                       kind == CollectiveKind::ReduceScatter;
-  if (reduces && is_complex(in.dtype()) && op != ReduceOp::Sum && op != ReduceOp::Avg)
+  if (reduces(kind) && is_complex(in.dtype()) && op != ReduceOp::Sum && op != ReduceOp::Avg)
     throw Error(name, "reduction '" + std::string(to_string(op)) + "' is not defined on " +
                           std::string(to_string(in.dtype())) +
                           " tensors, which take sum or avg (min and max: complex numbers have no order; for a "
