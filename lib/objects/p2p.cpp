@@ -219,11 +219,9 @@ Status sendrecv_object_payload(const Communicator* comm, const void* data, std::
     status = receive(group, operation, type, sink, src, tag);
   } catch (...) {
     // The value still goes to dest, which may be receiving it: the receive's Error is the one
-    // reported, after the sends ended (a send's own failure then breaks the group, as any).
-    try {
-      finish_sends();
-    } catch (...) {
-    }
+    // reported once the sends ended. A send that fails too throws its own Error instead: it broke
+    // the communicator, which the receive's ("can still be used") would hide.
+    finish_sends();
     throw;
   }
   finish_sends();

@@ -202,6 +202,22 @@ int run(const std::string& scenario, int odd_rank) {
     else
       mpidist::barrier();
     std::printf("probe: rank %d done\n", me);
+  } else if (scenario == "sendrecv-unmatched") {
+    // Rank 0 sendrecvs a value past any eager limit with the odd rank, which never calls: the
+    // receive times out (cancelled), then the send, which breaks the world; the send's Error is
+    // the one rank 0 catches.
+    if (odd) {
+      computing(40s);
+    } else if (me == 0) {
+      try {
+        (void)mpidist::sendrecv(std::string(1 << 20, 'x'), odd_rank, odd_rank, 7);
+      } catch (const mpidist::Error& e) {
+        std::printf("probe: rank %d caught: %s\n", me, e.what());
+        std::fflush(stdout);
+      }
+    }
+    std::printf("probe: rank %d finalizing\n", me);
+    std::fflush(stdout);
   } else if (scenario == "unreceived") {
     // A message nobody receives: finalize() names it.
     if (odd) mpidist::send(std::span<int>(ints).first(4), 0, 5);

@@ -239,6 +239,19 @@ TEST(FaultTest, AfterACaughtTimeoutTheCommunicatorIsBrokenAndFinalizeDoesNotWait
   EXPECT_TRUE(has(job, "finalize: a collective timed out earlier")) << job.output;
 }
 
+// An object sendrecv whose peer never calls: the receive times out and is cancelled, then the
+// send (1 MiB: no eager delivery) times out too and breaks the communicator. That is the Error
+// the caller gets, not the receive's "can still be used".
+TEST(FaultTest, AnObjectSendrecvWhosePeerNeverCallsReportsTheBrokenSend) {
+  const auto job = run_probe(2, "sendrecv-unmatched", "MPIDIST_TIMEOUT=2");
+  expect_reported_in_time(job, 2 * 2);
+  EXPECT_TRUE(has(job, "probe: rank 0 caught: ")) << job.output;
+  EXPECT_TRUE(has(job, "sendrecv")) << job.output;
+  EXPECT_TRUE(has(job, "timed out after 2 s waiting for a receive on rank 1 (tag 7)")) << job.output;
+  EXPECT_TRUE(has(job, "can no longer be used")) << job.output;
+  EXPECT_FALSE(has(job, "can still be used")) << job.output;
+}
+
 TEST(FaultTest, AMissingRankTimesOutOfTheSharedMemoryAllReduce) {
   const auto job = run_probe(3, "shm-timeout", "MPIDIST_HOST_ALLREDUCE=shm MPIDIST_TIMEOUT=3");
   expect_reported_in_time(job, 3);
