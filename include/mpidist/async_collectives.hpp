@@ -110,12 +110,12 @@ requires detail::TensorList<R&>
 /// all_reduce_async on a span.
 template <Element T, std::size_t Extent>
 [[nodiscard]] Work all_reduce_async(std::span<T, Extent> buffer, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr) {
-  return all_reduce_async(BufferView(buffer), op, stream);
+  return all_reduce_async(detail::written(buffer), op, stream);
 }
 template <Element T, std::size_t Extent>
 [[nodiscard]] Work all_reduce_async(const Communicator& comm, std::span<T, Extent> buffer, ReduceOp op = ReduceOp::Sum,
                                     Stream stream = nullptr) {
-  return all_reduce_async(comm, BufferView(buffer), op, stream);
+  return all_reduce_async(comm, detail::written(buffer), op, stream);
 }
 
 }  // namespace mpidist

@@ -89,21 +89,21 @@ void scatter(const Communicator& comm, InputView in, BufferView out, int root = 
 /// all_reduce on a span (`all_reduce(std::span(gradients), ReduceOp::Avg)`).
 template <Element T, std::size_t Extent>
 void all_reduce(std::span<T, Extent> buffer, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr) {
-  all_reduce(BufferView(buffer), op, stream);
+  all_reduce(detail::written(buffer), op, stream);
 }
 template <Element T, std::size_t Extent>
 void all_reduce(const Communicator& comm, std::span<T, Extent> buffer, ReduceOp op = ReduceOp::Sum,
                 Stream stream = nullptr) {
-  all_reduce(comm, BufferView(buffer), op, stream);
+  all_reduce(comm, detail::written(buffer), op, stream);
 }
 /// broadcast on a span.
 template <Element T, std::size_t Extent>
 void broadcast(std::span<T, Extent> buffer, int root = 0, Stream stream = nullptr) {
-  broadcast(BufferView(buffer), root, stream);
+  broadcast(detail::written(buffer), root, stream);
 }
 template <Element T, std::size_t Extent>
 void broadcast(const Communicator& comm, std::span<T, Extent> buffer, int root = 0, Stream stream = nullptr) {
-  broadcast(comm, BufferView(buffer), root, stream);
+  broadcast(comm, detail::written(buffer), root, stream);
 }
 
 /// Tensor fusion (Horovod's fusion buffer, DDP's buckets): every buffer is all-reduced in place,
@@ -151,7 +151,7 @@ template <class Map>
 std::vector<NamedBuffer> named_buffers(Map& buffers) {
   std::vector<NamedBuffer> named;
   named.reserve(buffers.size());
-  for (auto& [key, value] : buffers) named.push_back({key, BufferView(value)});
+  for (auto& [key, value] : buffers) named.push_back({key, detail::written(value)});
   return named;
 }
 }  // namespace detail

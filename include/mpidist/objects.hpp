@@ -705,15 +705,15 @@ template <ObjectValue T>
 Status recv_object(const Communicator* comm, int src, int tag, T& value) {
   ValueSink<T> sink("recv", src);
   const Status status = recv_object_payload(comm, type_tag<T>(), sink, src, tag);
-  value = sink.take();
+  if (status.source != proc_null) value = sink.take();
   return status;
 }
 template <ObjectValue T>
 T sendrecv_object(const Communicator* comm, const T& value, int dest, int src, int tag) {
   const Encoded encoded = encode(value);
   ValueSink<T> sink("sendrecv", src);
-  sendrecv_object_payload(comm, encoded.data(), encoded.size(), type_tag<T>(), dest, sink, src, tag);
-  return sink.take();
+  const Status status = sendrecv_object_payload(comm, encoded.data(), encoded.size(), type_tag<T>(), dest, sink, src, tag);
+  return status.source == proc_null ? T{} : sink.take();
 }
 }  // namespace detail
 
@@ -753,6 +753,7 @@ template <detail::ObjectValue T>
 /// `dest` and returns the T received from `src` (or any_source), both on `tag`, without the
 /// deadlock a ring of blocking sends would risk (the send is started before the receive); `dest`
 /// and `src` may be this rank. The halo exchange: `right_edge = sendrecv(left_edge, left, right)`.
+/// With `src` proc_null (an edge of a halo that does not wrap around) it returns a T{}.
 template <detail::ObjectValue T>
 [[nodiscard]] T sendrecv(const Communicator& comm, const T& value, int dest, int src, int tag = 0) {
   return detail::sendrecv_object(&comm, value, dest, src, tag);

@@ -16,6 +16,11 @@ namespace mpidist {
 inline constexpr int any_source = -1;
 /// recv's `tag` that takes a message of any tag.
 inline constexpr int any_tag = -1;
+/// A peer that is no rank (MPI_PROC_NULL, mpi4py's `MPI.PROC_NULL`): a send to it and a receive
+/// from it do nothing and return at once, the receive's buffer (or value) left as it was and its
+/// Status `{proc_null, any_tag}`. The edges of a halo exchange that does not wrap around:
+/// `sendrecv(edge, me + 1 < size ? me + 1 : proc_null, halo, me > 0 ? me - 1 : proc_null)`.
+inline constexpr int proc_null = -2;
 
 /// Where a received message came from: the sender's rank in the group and the message's tag.
 struct Status {
@@ -29,7 +34,7 @@ struct Status {
 int max_tag();
 
 // Rules, for every call below (each is an Error at once, on this rank only, before anything moves):
-// a peer outside [0, size), a negative tag or one above max_tag(), a blocking send to this rank
+// a peer outside [0, size) other than proc_null, a negative tag or one above max_tag(), a blocking send to this rank
 // (use isend or batch_isend_irecv), a device receive from any_source (NCCL names its peer), and,
 // inside a MainProcessContext, any message at all. A message carries its element count and type: a
 // receive whose buffer holds another count or type is an Error naming both, and the buffer's

@@ -138,6 +138,21 @@ struct is_std_span<std::span<E, N>> : std::true_type {};
 template <class C>
 concept ElementContainer = std::ranges::contiguous_range<C&> && std::ranges::sized_range<C&> &&
                            !is_std_span<std::remove_cv_t<C>>::value && Element<std::ranges::range_value_t<C&>>;
+/// Const elements (a std::span<const float>, a const float*): what a call only reads.
+template <class T>
+concept ConstElement = Element<T> && std::is_const_v<T>;
+/// Always true: makes the explicit BufferView constructors for const elements more constrained
+/// than the implicit ones, which only copy-initialization (passing a span to a call) reaches.
+template <class T>
+concept SpelledOut = true;
+template <class T>
+consteval DataType refuse_const_elements() {
+  static_assert(!std::is_const_v<T>,
+                "mpidist: this call writes into the buffer, and a span of const elements (or a pointer to "
+                "const) is read-only: pass a std::span<T> of writable memory. Buffers a call only reads (the "
+                "`in` of all_gather, what send sends) take const spans; mpidist::InputView(ptr, n) views them");
+  return dtype_v<std::remove_cv_t<T>>;
+}
 /// One whose elements can be written (not a const one).
 template <class C>
 concept WritableContainer =
@@ -152,13 +167,28 @@ class BufferView {
   /// A view of a span (of any extent) of a supported element type; implicit, so spans and
   /// containers converted to spans can be passed where a BufferView is expected.
   template <Element T, std::size_t Extent>
-  BufferView(std::span<T, Extent> span)
-      : BufferView(const_cast<std::remove_cv_t<T>*>(span.data()), span.size(), dtype_v<T>) {}
+  requires(!std::is_const_v<T>)
+  BufferView(std::span<T, Extent> span) : BufferView(span.data(), span.size(), dtype_v<T>) {}
   /// `count` elements at a typed pointer, host or device memory (`BufferView(d_grad, n)` on a
   /// cudaMalloc'ed float*): the dtype is the pointer's, as std::span(data, count) would view it.
   template <Element T>
-  BufferView(T* data, std::size_t count)
-      : BufferView(const_cast<std::remove_cv_t<T>*>(data), count, dtype_v<std::remove_cv_t<T>>) {}
+  requires(!std::is_const_v<T>)
+  BufferView(T* data, std::size_t count) : BufferView(data, count, dtype_v<T>) {}
+  /// Const elements: passed where a call writes (all_reduce(std::span<const float>(v))), a compile
+  /// error that says so, not a write into const memory. Spelled out, BufferView(std::span(in)) is
+  /// the caller's own cast, as before; calls that only read take them as an InputView.
+  template <detail::ConstElement T, std::size_t Extent>
+  BufferView(std::span<T, Extent>) : BufferView(nullptr, 0, detail::refuse_const_elements<T>()) {}
+  template <detail::ConstElement T, std::size_t Extent>
+  requires detail::SpelledOut<T>
+  explicit BufferView(std::span<T, Extent> span)
+      : BufferView(const_cast<std::remove_cv_t<T>*>(span.data()), span.size(), dtype_v<T>) {}
+  template <detail::ConstElement T>
+  BufferView(T*, std::size_t) : BufferView(nullptr, 0, detail::refuse_const_elements<T>()) {}
+  template <detail::ConstElement T>
+  requires detail::SpelledOut<T>
+  explicit BufferView(T* data, std::size_t count)
+      : BufferView(const_cast<std::remove_cv_t<T>*>(data), count, dtype_v<T>) {}
   /// A non-const container of elements (std::vector<float>, std::array<int, N>): its elements, as
   /// std::span(v) views them; implicit, so `all_gather(in, out)` and `isend(v, dest)` take vectors.
   /// A const container is not one (a call may write what it views): it passes where a call only
@@ -199,11 +229,20 @@ class InputView : public BufferView {
  public:
   using BufferView::BufferView;
   InputView(const BufferView& view) : BufferView(view) {}
+  /// Const elements, which a BufferView takes only spelled out: `send(std::span<const float>(edge), dest)`.
+  template <Element T, std::size_t Extent>
+  InputView(std::span<const T, Extent> span) : BufferView(span) {}
+  template <Element T>
+  InputView(const T* data, std::size_t count) : BufferView(data, count) {}
   template <detail::ElementContainer C>
-  InputView(const C& container) : BufferView(std::span(std::ranges::data(container), std::ranges::size(container))) {}
+  InputView(const C& container) : InputView(std::span(std::ranges::data(container), std::ranges::size(container))) {}
 };
 
 namespace detail {
+/// `buffer` as the view of what a call writes: converted implicitly, so const elements are the
+/// compile error above (the span forms of the calls forward through it).
+inline BufferView written(BufferView buffer) noexcept { return buffer; }
+
 /// A list of tensors as users hold them, each a BufferView, a span or a non-const container
 /// (std::vector<std::vector<float>>, a vector of spans), other than the list of BufferViews the
 /// calls take as it is.

@@ -12,7 +12,9 @@
 namespace mpidist::detail {
 namespace {
 constexpr int any = -1;  // any_source, any_tag (p2p.hpp)
-std::string describe_peer(int peer) { return peer == any ? "any rank" : "rank " + std::to_string(peer); }
+std::string describe_peer(int peer) {
+  return peer == any ? "any rank" : peer == no_peer ? "proc_null" : "rank " + std::to_string(peer);
+}
 }  // namespace
 
 int tag_upper_bound(const Group& group) { return group.tag_upper_bound; }
@@ -25,7 +27,7 @@ void check_p2p(Group& group, const char* operation, int peer, int tag, bool rece
     throw Error(group.name, operation,
                 "point-to-point with " + describe_peer(peer) + " inside a MainProcessContext, where only the main "
                 "process runs and no other rank would ever match it; send before or after the main-process block");
-  if (!(receiving && peer == any)) check_rank(group, operation, peer, false, receiving ? "source rank" : "destination rank");
+  if (!(receiving && peer == any) && peer != no_peer) check_rank(group, operation, peer, false, receiving ? "source rank" : "destination rank");
   if (!(receiving && tag == any)) {
     const int limit = tag_upper_bound(group) - reserved_tags;
     if (tag < 0 || tag > limit)

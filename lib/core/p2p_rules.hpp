@@ -12,8 +12,12 @@ inline constexpr int reserved_tags = 0;
 /// MPI_TAG_UB of the group's communicator.
 int tag_upper_bound(const Group& group);
 
+/// proc_null (p2p.hpp): the peer of an op that does nothing.
+inline constexpr int no_peer = -2;
+
 /// Throws Error (naming the group and `operation`) for a broken group, any message inside a
-/// MainProcessContext, a peer out of range (any_source, -1, allowed for receives), a tag out of
+/// MainProcessContext, a peer out of range (any_source, -1, allowed for receives; proc_null, -2,
+/// for both), a tag out of
 /// [0, MPI_TAG_UB - reserved_tags] (any_tag, -1, allowed for receives), and, for a blocking send
 /// (`blocking_send`), a send to this rank itself.
 void check_p2p(Group& group, const char* operation, int peer, int tag, bool receiving, bool blocking_send = false);

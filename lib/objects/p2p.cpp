@@ -116,6 +116,7 @@ void send_object_payload(const Communicator* comm, const void* data, std::size_t
                          int tag) {
   Group& group = group_for(comm, "send");
   check_p2p(group, "send", dest, tag, false, true);
+  if (dest == no_peer) return;
   const ObjectFrame frame{frame_magic, type, size};
   mpi::Message head, body;
   naming_errors(group.name, [&] {
@@ -193,6 +194,7 @@ GatheredPayloads all_to_all_payload(const char* operation, const ObjectComm& c, 
 Status recv_object_payload(const Communicator* comm, std::uint64_t type, PayloadSink& sink, int src, int tag) {
   Group& group = group_for(comm, "recv");
   check_p2p(group, "recv", src, tag, true);
+  if (src == no_peer) return Status{no_peer, any_tag};  // the caller keeps its value
   return receive(group, "recv", type, sink, src, tag);
 }
 
@@ -204,19 +206,22 @@ Status sendrecv_object_payload(const Communicator* comm, const void* data, std::
   check_p2p(group, operation, src, tag, true);
   const ObjectFrame frame{frame_magic, type, size};
   mpi::Message head, body;
-  naming_errors(group.name, [&] {
-    head.start_send(group.comm, &frame, sizeof frame, DataType::UInt8, dest, tag);
-    body.start_send(group.comm, data, size, DataType::UInt8, dest, tag);
-  });
-  const auto finish_sends = [&] {
+  const bool sending = dest != no_peer;
+  if (sending)
     naming_errors(group.name, [&] {
-      wait(group, operation, head, dest, tag);
-      wait(group, operation, body, dest, tag);
+      head.start_send(group.comm, &frame, sizeof frame, DataType::UInt8, dest, tag);
+      body.start_send(group.comm, data, size, DataType::UInt8, dest, tag);
     });
+  const auto finish_sends = [&] {
+    if (sending)
+      naming_errors(group.name, [&] {
+        wait(group, operation, head, dest, tag);
+        wait(group, operation, body, dest, tag);
+      });
   };
-  Status status;
+  Status status{no_peer, any_tag};  // from proc_null: nothing received, the caller's T{}
   try {
-    status = receive(group, operation, type, sink, src, tag);
+    if (src != no_peer) status = receive(group, operation, type, sink, src, tag);
   } catch (...) {
     // The value still goes to dest, which may be receiving it: the receive's Error is the one
     // reported once the sends ended. A send that fails too throws its own Error instead: it broke

@@ -7,6 +7,7 @@
 #include <boost/container/small_vector.hpp>
 
 #include <algorithm>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,6 +32,7 @@
 
 namespace mpidist {
 namespace detail {
+static_assert(no_peer == proc_null, "core/p2p_rules.hpp spells p2p.hpp's proc_null");
 namespace {
 
 std::string describe_peer(int peer) { return peer == any_source ? "any rank" : "rank " + std::to_string(peer); }
@@ -337,8 +339,9 @@ std::unique_ptr<WorkState> start_on_device(Group& group, const char* operation, 
 std::unique_ptr<WorkState> start_one(const Communicator* comm, const char* operation, const BufferView& buffer,
                                      int peer, int tag, bool receiving, Stream stream) {
   Group& group = group_for(comm, operation);
-  if (check_one(group, operation, buffer, peer, tag, receiving, false))
-    return start_on_device(group, operation, buffer, peer, receiving, stream, false);
+  const bool nccl = check_one(group, operation, buffer, peer, tag, receiving, false);
+  if (peer == no_peer) return nullptr;  // done already
+  if (nccl) return start_on_device(group, operation, buffer, peer, receiving, stream, false);
   auto work = std::make_unique<P2PWork>(group, operation);
   work->add(peer, tag);
   naming_errors(group.name, [&] { work->start(0, work->stage(buffer, receiving, stream), receiving); });
@@ -349,7 +352,9 @@ std::unique_ptr<WorkState> start_one(const Communicator* comm, const char* opera
 Status run_blocking(const Communicator* comm, const char* operation, const BufferView& buffer, int peer, int tag,
                     bool receiving, Stream stream) {
   Group& group = group_for(comm, operation);
-  if (check_one(group, operation, buffer, peer, tag, receiving, true)) {
+  const bool nccl = check_one(group, operation, buffer, peer, tag, receiving, true);
+  if (peer == no_peer) return Status{no_peer, any_tag};
+  if (nccl) {
     auto work = start_on_device(group, operation, buffer, peer, receiving, stream, true);
     naming_errors(group.name, [&] { work->complete(); });
     return Status{peer, tag};  // NCCL matches in order per peer, without tags: the message is the one from peer
@@ -378,6 +383,12 @@ Work batch(const Communicator* comm, const char* operation, std::span<const P2PO
       throw Error(group.name, operation, std::string("a receive of ") + operation +
                                              " names its peer: any_source is for recv and irecv");
     check_op(group, operation, op.buffer(), op.peer(), op.tag(), op.kind() == P2POp::Kind::Recv);
+  }
+  const auto to_no_one = [](const P2POp& op) { return op.peer() == no_peer; };
+  if (std::any_of(ops.begin(), ops.end(), to_no_one)) {  // the others, as a batch of their own
+    std::vector<P2POp> rest;
+    std::remove_copy_if(ops.begin(), ops.end(), std::back_inserter(rest), to_no_one);
+    return batch(comm, operation, rest, stream);
   }
   if (ops.empty()) return Work();
   const bool nccl = std::any_of(ops.begin(), ops.end(), [&](const P2POp& op) { return through_nccl(operation, op.buffer()); });

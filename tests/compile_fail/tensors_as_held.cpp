@@ -42,4 +42,11 @@ void read_only(const std::vector<float>& in, std::vector<float>& out, const std:
   mpidist::Work a = mpidist::isend(in, 1);
   mpidist::Work b = mpidist::reduce_scatter_async(in, out);
   mpidist::Work c = mpidist::batch_isend_irecv({mpidist::P2POp::send(in, 1), mpidist::P2POp::recv(out, 1)});
+  // Spans and pointers of const elements, where a call reads them; a BufferView spelled out.
+  const std::span<const float> edge(in);
+  mpidist::all_gather(edge, out);
+  mpidist::sendrecv(edge, 1, out, 1);
+  mpidist::Work d = mpidist::isend(mpidist::InputView(in.data(), in.size()), 1);
+  mpidist::all_gather(mpidist::BufferView(in.data(), in.size()), out);
+  mpidist::reduce(mpidist::BufferView(edge), out, mpidist::ReduceOp::Max, 1);
 }

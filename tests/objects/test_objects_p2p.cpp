@@ -101,6 +101,29 @@ TEST_F(ObjectP2P, SendrecvInARing) {
   expect_error([&] { (void)mpidist::sendrecv(me, size, prev); }, {"sendrecv", std::to_string(size)});
 }
 
+// proc_null: a chain that does not wrap around. The first rank receives from no one (a T{} from
+// sendrecv, its value kept by recv), the last sends to no one.
+TEST_F(ObjectP2P, ProcNullIsAPeerThatIsNoRank) {
+  using mpidist::proc_null;
+  for (const Communicator& comm : {mpidist::world(), reversed_rest()}) {
+    if (!comm) continue;
+    const int me = comm.rank(), size = comm.size();
+    const int next = me + 1 < size ? me + 1 : proc_null, prev = me > 0 ? me - 1 : proc_null;
+    const std::string mine(300000 + static_cast<std::size_t>(me), static_cast<char>('a' + me));
+    const std::string got = mpidist::sendrecv(comm, mine, next, prev, 3);
+    EXPECT_EQ(got, prev == proc_null ? std::string() : std::string(300000 + static_cast<std::size_t>(prev), static_cast<char>('a' + prev)));
+    using Table = std::map<std::string, int>;
+    EXPECT_EQ(mpidist::sendrecv(comm, table(me), prev, next), next == proc_null ? Table() : table(next));
+    // Blocking forms along the chain: each rank receives from prev, then sends to next.
+    std::vector<double> value{-1.0};
+    const auto status = mpidist::recv(comm, prev, 4, value);
+    EXPECT_EQ(status.source, prev);
+    EXPECT_EQ(value, prev == proc_null ? std::vector<double>{-1.0} : std::vector<double>(3, prev));
+    mpidist::send(comm, std::vector<double>(3, me), next, 4);
+    EXPECT_EQ(mpidist::recv<int>(comm, proc_null), 0);
+  }
+}
+
 TEST_F(ObjectP2P, AnotherTypeIsAnErrorAndThePairGoesOn) {
   const auto comm = mpidist::world();
   const int me = comm.rank(), peer = me ^ 1;

@@ -275,7 +275,7 @@ TEST_F(P2P, BadArgumentsAreLocalErrors) {
   const int size = comm.size();
   std::vector<float> v(4);
   expect_error([&] { mpidist::send(comm, std::span(v), size, 0); }, {"send", "destination rank " + std::to_string(size), "out of range"});
-  expect_error([&] { (void)mpidist::irecv(comm, std::span(v), -2, 0); }, {"irecv", "out of range"});
+  expect_error([&] { (void)mpidist::irecv(comm, std::span(v), -3, 0); }, {"irecv", "out of range"});  // -2 is proc_null
   expect_error([&] { (void)mpidist::isend(comm, std::span(v), 0, -1); }, {"isend", "tag -1 out of range"});
   if (mpidist::max_tag() < std::numeric_limits<int>::max())  // Open MPI's bound is INT_MAX itself
     expect_error([&] { (void)mpidist::isend(comm, std::span(v), 0, mpidist::max_tag() + 1); }, {"isend", "out of range"});
@@ -485,6 +485,47 @@ TEST_F(P2P, SendrecvHaloExchange) {
   mpidist::sendrecv(out, (me + 1) % size, in, (me + size - 1) % size);  // world form, containers
   EXPECT_EQ(in, std::vector<long long>(7, (me + size - 1) % size));
   expect_error([&] { mpidist::sendrecv(out, 0, in, mpidist::any_source); }, {"sendrecv", "any_source"});
+}
+
+// proc_null, MPI_PROC_NULL: a halo exchange that does not wrap around, its edge ranks sending to
+// and receiving from no one; their halos stay as they were. Every call form takes it, mixed with
+// real peers in a batch, in host or device memory, on a group whose ranks run backwards.
+TEST_F(P2P, ProcNullIsAPeerThatIsNoRank) {
+  using mpidist::proc_null;
+  for (const Communicator& comm : {mpidist::world(), reversed_rest()}) {
+    if (!comm) continue;
+    const int me = comm.rank(), size = comm.size();
+    const int right = me + 1 < size ? me + 1 : proc_null, left = me > 0 ? me - 1 : proc_null;
+    for (const std::size_t count : {std::size_t{0}, std::size_t{3}, std::size_t{70000}}) {
+      TestBuffer<float> left_edge(pattern(me * 2, count)), right_edge(pattern(me * 2 + 1, count));
+      TestBuffer<float> left_halo(std::vector<float>(count, -1.0f)), right_halo(std::vector<float>(count, -1.0f));
+      mpidist::sendrecv(comm, left_edge.view(), left, right_halo.view(), right, 1);
+      mpidist::sendrecv(comm, right_edge.view(), right, left_halo.view(), left, 2);
+      EXPECT_EQ(right_halo.read(), right == proc_null ? std::vector<float>(count, -1.0f) : pattern(right * 2, count));
+      EXPECT_EQ(left_halo.read(), left == proc_null ? std::vector<float>(count, -1.0f) : pattern(left * 2 + 1, count));
+      // The same exchange as one batch of four, the ops to proc_null among them.
+      TestBuffer<float> again(std::vector<float>(count, -2.0f)), again_left(std::vector<float>(count, -2.0f));
+      mpidist::batch_isend_irecv(comm, {P2POp::send(left_edge.view(), left, 3), P2POp::recv(again.view(), right, 3),
+                                        P2POp::send(right_edge.view(), right, 4), P2POp::recv(again_left.view(), left, 4)})
+          .wait();
+      EXPECT_EQ(again.read(), right == proc_null ? std::vector<float>(count, -2.0f) : pattern(right * 2, count));
+      EXPECT_EQ(again_left.read(), left == proc_null ? std::vector<float>(count, -2.0f) : pattern(left * 2 + 1, count));
+    }
+    // send, recv, isend, irecv to and from proc_null return at once; the receive's Status says so.
+    TestBuffer<std::int32_t> kept(std::vector<std::int32_t>(5, 42));
+    mpidist::send(comm, kept.view(), proc_null, 6);
+    const auto status = mpidist::recv(comm, kept.view(), proc_null, mpidist::any_tag);
+    EXPECT_EQ(status.source, proc_null);
+    EXPECT_EQ(status.tag, mpidist::any_tag);
+    Work s = mpidist::isend(comm, kept.view(), proc_null, 6);
+    Work r = mpidist::irecv(comm, kept.view(), proc_null, 6);
+    EXPECT_TRUE(s.done());
+    EXPECT_TRUE(r.done());
+    EXPECT_EQ(kept.read(), std::vector<std::int32_t>(5, 42));
+    // Its tag is still checked; other negative peers are still out of range.
+    expect_error([&] { mpidist::send(comm, kept.view(), proc_null, -5); }, {"send", "tag -5 out of range"});
+    expect_error([&] { mpidist::send(comm, kept.view(), -3, 0); }, {"send", "-3"});
+  }
 }
 
 TEST_F(P2P, SendRecvAndWorksOnBuffersInHostOrDeviceMemory) {
