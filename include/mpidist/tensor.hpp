@@ -74,6 +74,8 @@ template <> struct dtype_of<float> { static constexpr DataType value = DataType:
 template <> struct dtype_of<double> { static constexpr DataType value = DataType::Float64; };
 template <> struct dtype_of<std::complex<float>> { static constexpr DataType value = DataType::Complex64; };
 template <> struct dtype_of<std::complex<double>> { static constexpr DataType value = DataType::Complex128; };
+/// Raw bytes (`std::as_bytes(std::span(v))`, a `std::vector<std::byte>`): uint8 elements.
+template <> struct dtype_of<std::byte> { static constexpr DataType value = DataType::UInt8; };
 template <detail::TensorInteger T>
 struct dtype_of<T> {
   static constexpr DataType value = detail::integer_dtype<sizeof(T), std::is_signed_v<T>>();

@@ -1,4 +1,5 @@
 // The control: the standard containers travel as objects without a Boost include of the user's.
+#include <array>
 #include <deque>
 #include <list>
 #include <map>
@@ -7,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
+#include <valarray>
 #include <vector>
 
 #include "mpidist/mpidist.hpp"
@@ -25,5 +27,7 @@ void containers() {
   });
   mpidist::send(names, 1);
   (void)mpidist::recv<std::vector<std::string>>(1);
-  (void)sets, (void)maps, (void)lists, (void)queues, (void)index, (void)seen;
+  const auto labels = mpidist::broadcast(std::array<std::string, 2>{"cat", "dog"}, 0);
+  const auto fields = mpidist::all_gather(std::valarray<double>(1.0, 4));
+  (void)sets, (void)maps, (void)lists, (void)queues, (void)index, (void)seen, (void)labels, (void)fields;
 }

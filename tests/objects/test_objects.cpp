@@ -140,6 +140,8 @@ struct Values {
   static std::pair<int, std::string> make_pair(int r) { return {r, std::string(static_cast<std::size_t>(r), 'p')}; }
   static std::tuple<int, double, std::string> make_tuple(int r) { return {r, r * 0.25, "t" + std::to_string(r)}; }
   static std::array<float, 3> make_array(int r) { return {float(r), 1.f, 2.f}; }
+  // Serialized, not its bytes: Boost's std::array support comes with objects.hpp.
+  static std::array<std::string, 3> make_string_array(int r) { return {"a" + std::to_string(r), "", std::string(static_cast<std::size_t>(r) * 100, 'z')}; }
 };
 
 // Runs `check(make)` for every generator above.
@@ -160,6 +162,7 @@ void for_each_type(Check&& check) {
   check(&Values::make_pair);
   check(&Values::make_tuple);
   check(&Values::make_array);
+  check(&Values::make_string_array);
 }
 
 TEST_F(ObjectsTest, BroadcastEveryTypeFromEveryRoot) {

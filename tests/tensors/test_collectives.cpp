@@ -4,10 +4,13 @@
 // device emulation in CI.
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
+#include <utility>
 #include <valarray>
 #include <vector>
 
@@ -259,6 +262,20 @@ TEST_F(Collectives, ContainersPassAsBuffers) {
   std::valarray<double> fields(-1.0, 4 * N);
   mpidist::all_gather(field, fields);
   EXPECT_EQ(fields[4 * N - 1], n * (n + 1) / 2.0);
+  // Raw bytes: std::byte elements are uint8, std::as_bytes views any tensor's.
+  std::vector<std::byte> bytes(5, static_cast<std::byte>(me)), all_bytes(5 * N);
+  mpidist::all_gather(bytes, all_bytes);
+  EXPECT_EQ(all_bytes[5 * N - 1], static_cast<std::byte>(last));
+  std::vector<std::byte> field_bytes(4 * sizeof(double) * N);
+  mpidist::all_gather(std::as_bytes(std::span(std::as_const(mine))), std::span(field_bytes).first(3 * sizeof(float) * N));
+  float from_last = 0;
+  std::memcpy(&from_last, field_bytes.data() + 3 * sizeof(float) * (N - 1), sizeof from_last);
+  EXPECT_EQ(from_last, static_cast<float>(last));
+  std::vector<double> weights(3, me * 0.5);
+  mpidist::broadcast(std::as_writable_bytes(std::span(weights)), last);
+  EXPECT_EQ(weights, std::vector<double>(3, last * 0.5));
+  mpidist::all_reduce(bytes, ReduceOp::Max);
+  EXPECT_EQ(bytes, std::vector<std::byte>(5, static_cast<std::byte>(last)));
   // A const container where the call only reads it (InputView): in of the collectives.
   const std::vector<float>& read_only = mine;
   std::vector<float> gathered_again(3 * N, -1.0f);

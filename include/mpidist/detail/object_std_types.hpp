@@ -3,10 +3,11 @@
 // their own; these definitions step aside for them. Internal; included by objects.hpp.
 //
 // Boost's own headers for the standard containers come with it, so that a program sending a
-// std::vector<std::string> or a std::map needs no Boost include of its own (without one, the
+// std::vector<std::string>, a std::array<std::string, N> or a std::map needs no Boost include of its own (without one, the
 // error is Boost's "has no member named 'serialize'", deep in an instantiation).
 #pragma once
 
+#include <boost/serialization/array.hpp>  // std::array (of strings: arrays of numbers are their bytes)
 #include <boost/serialization/deque.hpp>
 #include <boost/serialization/list.hpp>
 #include <boost/serialization/map.hpp>
@@ -16,6 +17,7 @@
 #include <boost/serialization/unordered_map.hpp>
 #include <boost/serialization/unordered_set.hpp>
 #include <boost/serialization/utility.hpp>  // std::pair
+#include <boost/serialization/valarray.hpp>
 #include <boost/serialization/vector.hpp>
 #include <boost/version.hpp>
 #include <cstddef>
