@@ -95,6 +95,10 @@ class GradientBuckets {
   /// Buffer `index` holds this step's gradient; its bucket starts once complete. Any order.
   /// An index out of range is an Error at once (this rank).
   void mark_ready(std::size_t index);
+  /// The same, naming the buffer itself (`mark_ready(grads[i])`, a span or BufferView of it): the
+  /// bucketed buffer at its address with its count and type (of several, such as zero-length ones,
+  /// the first not yet marked). Any other buffer is an Error at once (this rank).
+  void mark_ready(InputView buffer);
   /// Starts every bucket not yet started, waits for all, and checks the step on every rank.
   void wait();
 
@@ -139,6 +143,7 @@ class GradientBuckets {
   BucketOptions options_;
   std::vector<std::size_t> first_;       // first buffer of each bucket
   std::vector<std::size_t> bucket_of_;   // bucket of each buffer
+  std::vector<std::size_t> by_address_;  // the buffers' indices, sorted by address (then index)
   std::vector<std::size_t> remaining_;   // buffers of each bucket not yet marked this step
   std::vector<std::uint8_t> marks_;      // marks of each buffer this step
   std::vector<Work> works_;              // one per bucket started this step

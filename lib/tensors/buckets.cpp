@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
+#include <numeric>
 #include <string>
 
 #include "core/group.hpp"
@@ -58,6 +60,11 @@ GradientBuckets::GradientBuckets(const Communicator& comm, std::vector<BufferVie
     remaining_[b] = end_of(b) - first_[b];
   works_.reserve(first_.size());
   ready_ = std::make_unique<bool[]>(buffers_.size());
+  by_address_.resize(buffers_.size());
+  std::iota(by_address_.begin(), by_address_.end(), std::size_t{0});
+  std::stable_sort(by_address_.begin(), by_address_.end(), [&](std::size_t a, std::size_t b) {
+    return std::less<>{}(buffers_[a].data(), buffers_[b].data());
+  });
   step_.buckets.resize(first_.size());
   for (std::size_t i = 0; i < buffers_.size(); ++i) step_.buckets[bucket_of_[i]].bytes += buffers_[i].bytes();
   timeline_ = step_;
@@ -153,6 +160,29 @@ void GradientBuckets::mark_ready(std::size_t index) {
     ready_changed_.notify_all();
   }
   launch_ready();
+}
+
+void GradientBuckets::mark_ready(InputView buffer) {
+  if (no_sync_ > 0) return;
+  const auto first = std::partition_point(by_address_.begin(), by_address_.end(), [&](std::size_t i) {
+    return std::less<>{}(buffers_[i].data(), buffer.data());
+  });
+  std::size_t found = buffers_.size();
+  for (auto it = first; it != by_address_.end() && buffers_[*it].data() == buffer.data(); ++it) {
+    const BufferView& b = buffers_[*it];
+    if (b.count() != buffer.count() || b.dtype() != buffer.dtype()) continue;
+    if (found == buffers_.size()) found = *it;  // all marked already: the first, reported as marked twice
+    if (marks_[*it] == 0) {
+      found = *it;
+      break;
+    }
+  }
+  if (found == buffers_.size())
+    throw Error(comm_.name(), "GradientBuckets::mark_ready",
+                "the buffer of " + std::to_string(buffer.count()) + " " + std::string(to_string(buffer.dtype())) +
+                    " elements it was given is none of the " + std::to_string(buffers_.size()) +
+                    " buffers the buckets were made with (mark the buffer itself, or its index)");
+  mark_ready(found);
 }
 
 void GradientBuckets::launch_ready() {

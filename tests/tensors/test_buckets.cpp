@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "mpi_test.hpp"
@@ -96,6 +97,31 @@ TEST_F(Buckets, GradientsHeldAsVectorsOfVectors) {
     world_buckets.mark_ready(0);
     world_buckets.wait();
     ASSERT_EQ(grads[0], std::vector<float>(1000, static_cast<float>(size - 1) / 2.0f));
+  }
+}
+
+// mark_ready of the buffer itself, as a backward pass holds it: the container, a span of it, a
+// const one; zero-length buffers (which share an address) each once; a buffer that is none of the
+// buckets' (another vector, the first 10 elements of one) an Error at once, and the step goes on.
+TEST_F(Buckets, MarkingTheBufferItself) {
+  const int size = mpidist::world_size(), me = mpidist::rank();
+  std::vector<std::vector<float>> grads{std::vector<float>(1000), {}, {}, std::vector<float>(7), std::vector<float>(3000)};
+  GradientBuckets buckets(mpidist::world(), grads, {.bucket_bytes = 4096, .op = ReduceOp::Sum});
+  std::vector<float> elsewhere(7);
+  for (int step = 0; step < 3; ++step) {
+    for (auto& g : grads) std::fill(g.begin(), g.end(), static_cast<float>(me + step));
+    buckets.mark_ready(grads[4]);
+    buckets.mark_ready(std::span(grads[3]));
+    buckets.mark_ready(grads[2]);
+    buckets.mark_ready(grads[1]);
+    if (step == 1) {
+      expect_error([&] { buckets.mark_ready(elsewhere); }, {"mark_ready", "7 float32 elements", "none of the 5 buffers"});
+      expect_error([&] { buckets.mark_ready(std::span(grads[0]).first(10)); }, {"mark_ready", "10 float32"});
+    }
+    buckets.mark_ready(std::as_const(grads[0]));
+    buckets.wait();
+    const auto sum = static_cast<float>(size * (size - 1) / 2 + size * step);
+    for (const auto& g : grads) ASSERT_EQ(g, std::vector<float>(g.size(), sum)) << "step " << step;
   }
 }
 
@@ -242,6 +268,10 @@ TEST_F(Buckets, ADoubleMarkIsAnErrorOnEveryRank) {
   buckets.mark_ready(1);
   expect_error([&] { buckets.wait(); }, {"buffer 0", "twice", "rank " + std::to_string(last)});
   expect_error([&] { buckets.mark_ready(2); }, {"buffer 2", "out of range"});
+  buckets.mark_ready(y);
+  if (mpidist::rank() == last) buckets.mark_ready(std::span(y));  // y has been marked: twice
+  buckets.mark_ready(x);
+  expect_error([&] { buckets.wait(); }, {"buffer 1", "twice", "rank " + std::to_string(last)});
 }
 
 TEST_F(Buckets, RanksWithDifferentBuffersAreAnErrorOnEveryRank) {
