@@ -136,6 +136,23 @@ void all_reduce_many(const Communicator& comm, R&& buffers, ReduceOp op = Reduce
   all_reduce_many(comm, std::span<const BufferView>(detail::as_buffers(buffers)), op, stream);
 }
 
+/// all_gather into a list of tensors, one per rank (torch's `all_gather(tensor_list, tensor)`, the
+/// input first as in every call here): `outs[r]` receives rank r's `in`, each of in's count and
+/// type (an Error naming the first that is not, and a list of another length). Straight into the
+/// list when its tensors lie one after the other; otherwise through one contiguous host buffer
+/// (host memory) or a broadcast from each rank (device memory). `in` may be `outs[rank]`.
+void all_gather(InputView in, std::span<const BufferView> outs, Stream stream = nullptr);
+void all_gather(const Communicator& comm, InputView in, std::span<const BufferView> outs, Stream stream = nullptr);
+/// The list as it is held: a std::vector<std::vector<float>>, a vector of spans.
+template <detail::TensorList R>
+void all_gather(InputView in, R&& outs, Stream stream = nullptr) {
+  all_gather(in, std::span<const BufferView>(detail::as_buffers(outs)), stream);
+}
+template <detail::TensorList R>
+void all_gather(const Communicator& comm, InputView in, R&& outs, Stream stream = nullptr) {
+  all_gather(comm, in, std::span<const BufferView>(detail::as_buffers(outs)), stream);
+}
+
 /// virtex `average_across_processes`: in-place mean over all ranks.
 void average(BufferView buffer, Stream stream = nullptr);
 void average(const Communicator& comm, BufferView buffer, Stream stream = nullptr);

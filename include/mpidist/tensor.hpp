@@ -257,7 +257,7 @@ template <class R>
 std::vector<BufferView> as_buffers(R& tensors) {
   std::vector<BufferView> views;
   if constexpr (std::ranges::sized_range<R>) views.reserve(std::ranges::size(tensors));
-  for (auto&& tensor : tensors) views.push_back(BufferView(tensor));
+  for (auto&& tensor : tensors) views.push_back(written(tensor));
   return views;
 }
 }  // namespace detail

@@ -183,6 +183,74 @@ TEST_F(Collectives, AllGatherEveryTypeAndSize) {
   all_gather_case<float>(large_count);
 }
 
+// all_gather into a list of tensors, one per rank (torch's tensor_list), on the world and on a
+// group whose ranks run backwards: separate buffers (host or device memory), buffers that lie one
+// after the other (the direct path), the input as this rank's own entry, vectors of vectors; a
+// list of another length or a tensor of another count is an Error on every rank, and the next
+// call is right.
+TEST_F(Collectives, AllGatherIntoAList) {
+  const int me_world = mpidist::rank();
+  for (const mpidist::Communicator& comm :
+       {mpidist::world(), mpidist::world().split(0, -me_world)}) {
+    const int n = comm.size(), me = comm.rank();
+    const auto N = static_cast<std::size_t>(n);
+    const auto value = [](int rank, std::size_t i) { return static_cast<float>(rank * 1000 + static_cast<int>(i % 997)); };
+    for (const std::size_t count : {std::size_t{0}, std::size_t{5}, std::size_t{70001}}) {
+      std::vector<float> mine(count);
+      for (std::size_t i = 0; i < count; ++i) mine[i] = value(me, i);
+      TestBuffer<float> in(mine);
+      std::vector<std::unique_ptr<TestBuffer<float>>> held;
+      std::vector<mpidist::BufferView> outs;
+      for (int r = 0; r < n; ++r) {
+        held.push_back(std::make_unique<TestBuffer<float>>(std::vector<float>(count, -1.0f)));
+        outs.push_back(held.back()->view());
+      }
+      mpidist::all_gather(comm, in.view(), outs);
+      TestBuffer<float> together(std::vector<float>(count * N, -1.0f));
+      std::vector<mpidist::BufferView> adjacent;
+      for (std::size_t r = 0; r < N; ++r) adjacent.push_back(mpidist::BufferView(together.data() + r * count, count));
+      mpidist::all_gather(comm, in.view(), adjacent);
+      held[static_cast<std::size_t>(me)] = std::make_unique<TestBuffer<float>>(mine);  // the input is its own entry
+      outs[static_cast<std::size_t>(me)] = held[static_cast<std::size_t>(me)]->view();
+      std::vector<std::unique_ptr<TestBuffer<float>>> again;
+      for (int r = 0; r < n; ++r)
+        if (r != me) {
+          again.push_back(std::make_unique<TestBuffer<float>>(std::vector<float>(count, -1.0f)));
+          outs[static_cast<std::size_t>(r)] = again.back()->view();
+        }
+      mpidist::all_gather(comm, outs[static_cast<std::size_t>(me)], outs);
+      const auto all = together.read();
+      for (int r = 0; r < n; ++r) {
+        std::vector<float> want(count);
+        for (std::size_t i = 0; i < count; ++i) want[i] = value(r, i);
+        EXPECT_EQ(held[static_cast<std::size_t>(r)]->read(), r == me ? mine : want) << "count " << count << " rank " << r;
+        EXPECT_EQ(std::vector<float>(all.begin() + static_cast<std::ptrdiff_t>(r * count),
+                                     all.begin() + static_cast<std::ptrdiff_t>((r + 1) * count)), want);
+      }
+      for (std::size_t r = 0, k = 0; r < N; ++r)
+        if (r != static_cast<std::size_t>(me)) {
+          std::vector<float> want(count);
+          for (std::size_t i = 0; i < count; ++i) want[i] = value(static_cast<int>(r), i);
+          EXPECT_EQ(again[k++]->read(), want) << "in place, count " << count << " rank " << r;
+        }
+    }
+    // As users hold them: a vector of vectors, a vector of spans.
+    std::vector<std::vector<double>> layers(N, std::vector<double>(3, -1.0));
+    mpidist::all_gather(comm, std::vector<double>(3, me + 0.5), layers);
+    for (int r = 0; r < n; ++r) EXPECT_EQ(layers[static_cast<std::size_t>(r)], std::vector<double>(3, r + 0.5));
+    // Errors, alike on every rank; then a call that is right.
+    std::vector<std::vector<double>> short_list(N + 1, std::vector<double>(3));
+    expect_error([&] { mpidist::all_gather(comm, std::vector<double>(3), short_list); },
+                 {"all_gather", "holds " + std::to_string(N + 1) + " tensors", std::to_string(n) + " ranks"});
+    layers.back().resize(2);
+    expect_error([&] { mpidist::all_gather(comm, std::vector<double>(3), layers); },
+                 {"all_gather", "tensor " + std::to_string(n - 1) + " of the list holds 2 float64"});
+    layers.back().resize(3);
+    mpidist::all_gather(comm, std::vector<double>(3, me * 2.0), layers);
+    EXPECT_EQ(layers.back(), std::vector<double>(3, (n - 1) * 2.0));
+  }
+}
+
 TEST_F(Collectives, ReduceScatterEveryTypeOpAndSize) {
   for_each_dtype([]<class T>() {
     for (auto op : tensor_ops)
