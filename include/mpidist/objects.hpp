@@ -91,8 +91,8 @@ constexpr void refuse_reduce_op() {
                   "pass mpidist::all_reduce(std::span(v), op) (in place), or a function for the object form");
   else
     static_assert(refused_op_v<T>,
-                  "mpidist: a ReduceOp reduces numbers, std::vector/std::array of numbers and maps of numbers "
-                  "(std::map/std::unordered_map with string or integer keys) only; for this type pass a "
+                  "mpidist: a ReduceOp reduces numbers, std::vector/std::array of numbers, a std::vector of "
+                  "them (rows) and maps of numbers (std::map/std::unordered_map with string or integer keys) only; for this type pass a "
                   "function: std::plus<>{} (mpidist::all_reduce(value, std::plus<>{})) or a lambda "
                   "[](T a, T b) { return ...; }");
 }
@@ -241,6 +241,8 @@ void reduce_value_on(const char* operation, const ObjectComm& c, T& value, Reduc
       reduce_elements(operation, c, &value, 1, arith_kind_v<T>, sizeof(T), op, false, root);
     } else if constexpr (metrics_map<T>::value) {
       reduce_metrics_map(operation, c, value, op, root);
+    } else if constexpr (rows_of_numbers<T>::value) {
+      reduce_rows(operation, c, value, op, root);
     } else {
       using E = typename T::value_type;
       constexpr bool check_length = !is_std_array<T>::value;  // an array's length is static

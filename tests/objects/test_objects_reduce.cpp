@@ -1,6 +1,6 @@
 // all_reduce of objects at 1-4 ranks: every ReduceOp on int64 (exact beyond 2^53), double and
-// bool; element-wise vectors and arrays, with a ReduceOp and with a function of elements; key-wise
-// metrics and their mismatched keys.
+// bool; element-wise vectors and arrays, with a ReduceOp and with a function of elements; rows of
+// numbers; key-wise metrics and their mismatched keys.
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/vector.hpp>
 
@@ -157,6 +157,50 @@ TEST_F(ObjectsReduceTest, DifferentLengthsAreErrorsEverywhere) {
   } catch (const mpidist::Error& e) {
     EXPECT_NE(e.detail().find("shortest 3, longest " + std::to_string(2 + size())), std::string::npos) << e.what();
   }
+}
+
+// Rows of numbers (a confusion matrix, per-class histograms): a std::vector of vectors or of
+// arrays, under every op, element by element against expected(), reduce to the last rank (the
+// others get nothing), a group of the odd ranks; rows of lengths that differ between the ranks
+// are an Error on every rank naming the row, and the next call is right.
+TEST_F(ObjectsReduceTest, RowsOfNumbersElementByElement) {
+  const auto cell = [](int r, std::size_t i, std::size_t j) { return static_cast<std::int64_t>(r * 7 + i * 3 + j + 1); };
+  const auto matrix = [&](int r) {
+    std::vector<std::vector<std::int64_t>> m{std::vector<std::int64_t>(4), {}, std::vector<std::int64_t>(2)};
+    for (std::size_t i = 0; i < m.size(); ++i)
+      for (std::size_t j = 0; j < m[i].size(); ++j) m[i][j] = cell(r, i, j);
+    return m;
+  };
+  for (const ReduceOp op : all_ops) {
+    const auto got = mpidist::all_reduce(matrix(rank()), op);
+    ASSERT_EQ(got.size(), 3u);
+    for (std::size_t i = 0; i < got.size(); ++i)
+      for (std::size_t j = 0; j < got[i].size(); ++j)
+        EXPECT_EQ(got[i][j], expected<std::int64_t>(op, [&](int r) { return cell(r, i, j); }))
+            << mpidist::to_string(op) << " [" << i << "][" << j << "]";
+    EXPECT_EQ(got[1].size(), 0u);
+  }
+  std::vector<std::array<double, 3>> histograms(2, {rank() * 0.5, 1.0, -rank() * 1.0});
+  histograms = mpidist::all_reduce(histograms, ReduceOp::Max);
+  EXPECT_EQ(histograms[1], (std::array<double, 3>{(size() - 1) * 0.5, 1.0, 0.0}));
+  const auto at_last = mpidist::reduce(matrix(rank()), ReduceOp::Sum, size() - 1);
+  EXPECT_EQ(at_last.has_value(), rank() == size() - 1);
+  if (at_last) EXPECT_EQ((*at_last)[2][1], expected<std::int64_t>(ReduceOp::Sum, [&](int r) { return cell(r, 2, 1); }));
+  std::vector<std::vector<bool>> seen{{rank() == 0, false}, {true}};
+  seen = mpidist::all_reduce(seen, ReduceOp::Or);
+  EXPECT_EQ(seen, (std::vector<std::vector<bool>>{{true, false}, {true}}));
+  const auto odd = mpidist::world().split(rank() % 2, -rank());
+  const auto odd_sum = mpidist::all_reduce(odd, std::vector<std::vector<float>>{{1.0f, 2.0f}}, ReduceOp::Sum);
+  EXPECT_EQ(odd_sum, (std::vector<std::vector<float>>{{1.0f * odd.size(), 2.0f * odd.size()}}));
+  if (size() > 1) {
+    std::vector<std::vector<float>> ragged{{1.0f}, std::vector<float>(rank() == 0 ? 2 : 3)};
+    mpidist_test::expect_error([&] { (void)mpidist::all_reduce(ragged, ReduceOp::Sum); },
+                               {"all_reduce", "row 1 has 2 to 3 elements across the ranks"});
+    std::vector<std::vector<float>> more_rows(static_cast<std::size_t>(1 + rank()), std::vector<float>(2));
+    mpidist_test::expect_error([&] { (void)mpidist::all_reduce(more_rows, ReduceOp::Sum); }, {"all_reduce"});
+  }
+  EXPECT_EQ(mpidist::all_reduce(std::vector<std::vector<int>>{{1}, {2, 3}}, ReduceOp::Sum),
+            (std::vector<std::vector<int>>{{size()}, {2 * size(), 3 * size()}}));
 }
 
 // A function of elements (MPI_Op_create's user function, a lambda) on a std::vector, a

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "mpidist/detail/object_transport.hpp"
+#include "mpidist/error.hpp"
 #include "mpidist/reduce_op.hpp"
 
 namespace mpidist::detail {
@@ -95,8 +96,48 @@ struct reducible_container<std::vector<E, A>> : std::bool_constant<Number<E>> {}
 template <class E, std::size_t N>
 struct reducible_container<std::array<E, N>> : std::bool_constant<Number<E>> {};
 
-/// What all_reduce accepts: a Number, a std::vector or std::array of them, or a metrics map.
+/// A std::vector of rows, each a std::vector or std::array of numbers (a confusion matrix,
+/// per-class histograms).
 template <class T>
-concept Reducible = Number<T> || reducible_container<T>::value || metrics_map<T>::value;
+struct rows_of_numbers : std::false_type {};
+template <class R, class A>
+struct rows_of_numbers<std::vector<R, A>> : std::bool_constant<reducible_container<R>::value> {};
+
+/// Reduces rows element by element, laid end to end, once the ranks agreed on the shape: the row
+/// count by reduce_elements' length check, the row lengths by one reduction of them and their
+/// negatives under Max (equal on every rank exactly when the maximum is minus the minimum).
+template <class T>
+void reduce_rows(const char* operation, const ObjectComm& c, T& rows, ReduceOp op, int root) {
+  using Row = typename T::value_type;
+  using E = typename Row::value_type;
+  using Slot = std::conditional_t<std::is_same_v<E, bool>, unsigned char, E>;  // std::vector<bool> packs bits
+  const std::size_t n = rows.size();
+  if constexpr (!is_std_array<Row>::value) {
+    std::vector<long long> shape(2 * n);
+    for (std::size_t i = 0; i < n; ++i)
+      shape[i] = static_cast<long long>(rows[i].size()), shape[n + i] = -shape[i];
+    reduce_elements(operation, c, shape.data(), shape.size(), ArithKind::Signed, sizeof(long long), ReduceOp::Max,
+                    true, -1);
+    for (std::size_t i = 0; i < n; ++i)
+      if (shape[i] != -shape[n + i]) {
+        fails_in_step(c);
+        throw Error(operation, "row " + std::to_string(i) + " has " + std::to_string(-shape[n + i]) + " to " +
+                                   std::to_string(shape[i]) + " elements across the ranks; every rank's rows must "
+                                   "have the same lengths");
+      }
+  }
+  std::vector<Slot> flat;
+  for (const auto& row : rows) flat.insert(flat.end(), row.begin(), row.end());
+  reduce_elements(operation, c, flat.data(), flat.size(), arith_kind_v<E>, sizeof(Slot), op, true, root);
+  if (root >= 0 && c.rank != root && !c.solo()) return;  // the others' values stay as they were
+  auto at = flat.begin();
+  for (auto& row : rows)
+    for (auto&& x : row) x = static_cast<E>(*at++);  // auto&&: a std::vector<bool>'s proxies too
+}
+
+/// What all_reduce accepts: a Number, a std::vector or std::array of them, rows of them, or a
+/// metrics map.
+template <class T>
+concept Reducible = Number<T> || reducible_container<T>::value || rows_of_numbers<T>::value || metrics_map<T>::value;
 
 }  // namespace mpidist::detail
