@@ -67,6 +67,8 @@ class Communicator {
   Communicator split(int color, int key = 0) const;
   /// Collective over the group: the group's ranks on this rank's node.
   Communicator local() const;
+  /// barrier(*this), as Boost.MPI's `world.barrier()`.
+  void barrier() const;
 
   friend bool operator==(const Communicator& a, const Communicator& b) noexcept { return a.group_ == b.group_; }
 

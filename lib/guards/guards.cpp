@@ -34,6 +34,8 @@ void barrier(const Communicator& comm) {
   MPIDIST_MPI_CHECK(MPI_Barrier(group.comm));
 }
 
+void Communicator::barrier() const { mpidist::barrier(*this); }
+
 MainProcessContext::MainProcessContext() noexcept { ++t_main_process_depth; }
 MainProcessContext::~MainProcessContext() { --t_main_process_depth; }
 int MainProcessContext::depth() noexcept { return t_main_process_depth; }

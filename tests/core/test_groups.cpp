@@ -98,8 +98,9 @@ TEST_F(Groups, NewGroupOfEvenRanksLeavesTheOthersNull) {
     EXPECT_EQ(group.name(), listed + "}");
     expect_group_sum(group, evens);
     mpidist::barrier(group);
+    group.barrier();  // Boost.MPI's spelling
   }
-  mpidist::barrier();
+  mpidist::world().barrier();
 }
 
 TEST_F(Groups, NewGroupFromAnInitializerListOrderedByWorldRank) {
@@ -313,6 +314,7 @@ TEST_F(Groups, NullCommunicatorIsAnErrorEverywhere) {
   std::vector<float> values(2, 1.0f);
   expect_error([&] { mpidist::all_reduce(none, std::span(values)); }, {"all_reduce", "null Communicator"});
   expect_error([&] { mpidist::barrier(none); }, {"barrier", "null Communicator"});
+  expect_error([&] { none.barrier(); }, {"barrier", "null Communicator"});
   expect_error([&] { (void)none.rank(); }, {"Communicator::rank", "null Communicator"});
   expect_error([&] { (void)none.split(0); }, {"Communicator::split", "null Communicator"});
   expect_error([&] { mpidist::run_on_main(none, [] {}); }, {"run_on_main", "null Communicator"});
