@@ -10,6 +10,7 @@
 #include "core/device_backend.hpp"
 #include "mpidist/collectives.hpp"
 #include "mpidist/error.hpp"
+#include "mpidist/guards.hpp"
 
 namespace mpidist {
 namespace {
@@ -23,10 +24,15 @@ bool one_after_another(std::span<const BufferView> outs, std::size_t bytes) {
   return true;
 }
 
+// The group the call runs on: inside a MainProcessContext, this rank alone (as every collective).
+int ranks(const Communicator& comm) { return MainProcessContext::depth() > 0 ? 1 : comm.size(); }
+int this_rank(const Communicator& comm) { return MainProcessContext::depth() > 0 ? 0 : comm.rank(); }
+
 void check_list(const Communicator& comm, const InputView& in, std::span<const BufferView> outs) {
-  if (outs.size() != static_cast<std::size_t>(comm.size()))
+  if (outs.size() != static_cast<std::size_t>(ranks(comm)))
     throw Error(comm.name(), operation, "the list holds " + std::to_string(outs.size()) + " tensors but the group has " +
-                                            std::to_string(comm.size()) + " ranks: it takes one per rank");
+                                            std::to_string(ranks(comm)) + " ranks: it takes one per rank" +
+                                            (MainProcessContext::depth() > 0 ? " (one in a MainProcessContext)" : ""));
   for (std::size_t r = 0; r < outs.size(); ++r) {
     if (outs[r].count() != in.count() || outs[r].dtype() != in.dtype())
       throw Error(comm.name(), operation, "tensor " + std::to_string(r) + " of the list holds " + std::to_string(outs[r].count()) +
@@ -54,10 +60,10 @@ void gather_into_list(const Communicator& comm, const InputView& in, std::span<c
       if (bytes > 0) std::memcpy(outs[r].data(), all.data() + r * bytes, bytes);
     return;
   }
-  const BufferView& mine = outs[static_cast<std::size_t>(comm.rank())];
+  const BufferView& mine = outs[static_cast<std::size_t>(this_rank(comm))];
   if (mine.data() != in.data() && bytes > 0)
     detail::copy_device_memory(operation, mine.data(), in.data(), bytes, mine.device(), stream);
-  for (int r = 0; r < comm.size(); ++r) broadcast(comm, outs[static_cast<std::size_t>(r)], r, stream);
+  for (int r = 0; r < ranks(comm); ++r) broadcast(comm, outs[static_cast<std::size_t>(r)], r, stream);
 }
 
 }  // namespace

@@ -249,6 +249,13 @@ TEST_F(Collectives, AllGatherIntoAList) {
     mpidist::all_gather(comm, std::vector<double>(3, me * 2.0), layers);
     EXPECT_EQ(layers.back(), std::vector<double>(3, (n - 1) * 2.0));
   }
+  // Inside a MainProcessContext the group is this rank alone: a list of one.
+  if (mpidist::is_main_process()) {
+    mpidist::MainProcessContext main_only;
+    std::vector<std::vector<float>> one(1, std::vector<float>(2));
+    mpidist::all_gather(std::vector<float>(2, 7.0f), one);
+    EXPECT_EQ(one[0], std::vector<float>(2, 7.0f));
+  }
 }
 
 TEST_F(Collectives, ReduceScatterEveryTypeOpAndSize) {
