@@ -12,10 +12,11 @@
 namespace mpidist::detail {
 namespace {
 constexpr int any = -1;  // any_source, any_tag (p2p.hpp)
+}  // namespace
+
 std::string describe_peer(int peer) {
   return peer == any ? "any rank" : peer == no_peer ? "proc_null" : "rank " + std::to_string(peer);
 }
-}  // namespace
 
 int tag_upper_bound(const Group& group) { return group.tag_upper_bound; }
 

@@ -2,6 +2,8 @@
 // objects/p2p.cpp share them): a local Error at once. Internal.
 #pragma once
 
+#include <string>
+
 namespace mpidist::detail {
 
 class Group;
@@ -14,6 +16,9 @@ int tag_upper_bound(const Group& group);
 
 /// proc_null (p2p.hpp): the peer of an op that does nothing.
 inline constexpr int no_peer = -2;
+
+/// "rank 3", "any rank" (any_source), "proc_null": a peer as errors name it.
+std::string describe_peer(int peer);
 
 /// Throws Error (naming the group and `operation`) for a broken group, any message inside a
 /// MainProcessContext, a peer out of range (any_source, -1, allowed for receives; proc_null, -2,

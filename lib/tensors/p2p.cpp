@@ -35,7 +35,6 @@ namespace detail {
 static_assert(no_peer == proc_null, "core/p2p_rules.hpp spells p2p.hpp's proc_null");
 namespace {
 
-std::string describe_peer(int peer) { return peer == any_source ? "any rank" : "rank " + std::to_string(peer); }
 std::string describe_tag(int tag) { return tag == any_tag ? "any tag" : "tag " + std::to_string(tag); }
 
 // The checks every operation makes before anything moves: a local Error on this rank only.
@@ -385,10 +384,10 @@ Work batch(const Communicator* comm, const char* operation, std::span<const P2PO
     check_op(group, operation, op.buffer(), op.peer(), op.tag(), op.kind() == P2POp::Kind::Recv);
   }
   const auto to_no_one = [](const P2POp& op) { return op.peer() == no_peer; };
-  if (std::any_of(ops.begin(), ops.end(), to_no_one)) {  // the others, as a batch of their own
-    std::vector<P2POp> rest;
+  std::vector<P2POp> rest;  // the ops with a peer, when some have none: they do nothing
+  if (std::any_of(ops.begin(), ops.end(), to_no_one)) {
     std::remove_copy_if(ops.begin(), ops.end(), std::back_inserter(rest), to_no_one);
-    return batch(comm, operation, rest, stream);
+    ops = rest;
   }
   if (ops.empty()) return Work();
   const bool nccl = std::any_of(ops.begin(), ops.end(), [&](const P2POp& op) { return through_nccl(operation, op.buffer()); });
