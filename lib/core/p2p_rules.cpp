@@ -18,6 +18,8 @@ std::string describe_peer(int peer) {
   return peer == any ? "any rank" : peer == no_peer ? "proc_null" : "rank " + std::to_string(peer);
 }
 
+std::string describe_tag(int tag) { return tag == any ? "any tag" : "tag " + std::to_string(tag); }
+
 int tag_upper_bound(const Group& group) { return group.tag_upper_bound; }
 
 void check_p2p(Group& group, const char* operation, int peer, int tag, bool receiving, bool blocking_send) {

@@ -19,6 +19,8 @@ inline constexpr int no_peer = -2;
 
 /// "rank 3", "any rank" (any_source), "proc_null": a peer as errors name it.
 std::string describe_peer(int peer);
+/// "tag 7", or "any tag" for any_tag.
+std::string describe_tag(int tag);
 
 /// Throws Error (naming the group and `operation`) for a broken group, any message inside a
 /// MainProcessContext, a peer out of range (any_source, -1, allowed for receives; proc_null, -2,

@@ -6,9 +6,17 @@
 namespace mpidist::detail {
 
 Extremes extremes_across_ranks(MPI_Comm comm, std::uint64_t value) {
-  std::uint64_t both[2] = {value, ~value};  // max of ~v is ~(min of v)
-  MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, both, 2, MPI_UINT64_T, MPI_MAX, comm));
-  return {~both[1], both[0]};
+  return extremes_across_ranks(comm, std::span(&value, 1)).front();
+}
+
+std::vector<Extremes> extremes_across_ranks(MPI_Comm comm, std::span<const std::uint64_t> values) {
+  const std::size_t n = values.size();
+  std::vector<std::uint64_t> both(2 * n);  // max of ~v is ~(min of v)
+  for (std::size_t i = 0; i < n; ++i) both[i] = values[i], both[n + i] = ~values[i];
+  MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, both.data(), static_cast<int>(2 * n), MPI_UINT64_T, MPI_MAX, comm));
+  std::vector<Extremes> extremes(n);
+  for (std::size_t i = 0; i < n; ++i) extremes[i] = {~both[n + i], both[i]};
+  return extremes;
 }
 
 std::uint64_t fnv1a(std::string_view text) noexcept {

@@ -34,10 +34,7 @@ constexpr std::uint64_t frame_magic = mpi::object_frame_magic;
 // all_to_all's pieces on the control channel (its other tags: 7297, 7298, 7299 and up).
 constexpr int all_to_all_tag = 7296;
 
-std::string from(int peer, int tag) {
-  return (peer < 0 ? std::string("any rank") : "rank " + std::to_string(peer)) + " (" +
-         (tag < 0 ? std::string("any tag") : "tag " + std::to_string(tag)) + ")";
-}
+std::string from(int peer, int tag) { return describe_peer(peer) + " (" + describe_tag(tag) + ")"; }
 
 // Polls `m` under the group's deadline. A receive past it is cancelled (the communicator stays
 // usable); a send past it breaks the communicator, as any timeout.

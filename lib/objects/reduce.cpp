@@ -178,6 +178,23 @@ std::string describe_missing_keys(const std::vector<std::string>& joined_per_ran
 
 }  // namespace
 
+void agree_on_rows(const char* operation, const ObjectComm& c, const std::vector<std::size_t>& lengths,
+                   bool check_lengths) {
+  if (c.solo()) return;
+  const auto differ = [&](const std::string& what, const Extremes& e) {
+    fails_in_step(c);
+    throw Error(operation, what + " is " + std::to_string(e.smallest) + " on some ranks and " + std::to_string(e.largest) +
+                               " on others; every rank's rows must have the same shape");
+  };
+  // The count first: only ranks with as many rows can compare their lengths in one reduction.
+  if (const Extremes count = extremes_across_ranks(c.comm, lengths.size()); !count.same()) differ("the row count", count);
+  if (!check_lengths) return;
+  const std::vector<std::uint64_t> each(lengths.begin(), lengths.end());
+  const auto extremes = extremes_across_ranks(c.comm, each);
+  for (std::size_t i = 0; i < extremes.size(); ++i)
+    if (!extremes[i].same()) differ("the length of row " + std::to_string(i), extremes[i]);
+}
+
 void reduce_elements(const char* operation, const ObjectComm& c, void* data, std::size_t count, ArithKind kind,
                      std::size_t element_size, ReduceOp op, bool check_length, int root) {
   if (kind == ArithKind::Complex && op != ReduceOp::Sum && op != ReduceOp::Product && op != ReduceOp::Avg)

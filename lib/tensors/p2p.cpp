@@ -35,8 +35,6 @@ namespace detail {
 static_assert(no_peer == proc_null, "core/p2p_rules.hpp spells p2p.hpp's proc_null");
 namespace {
 
-std::string describe_tag(int tag) { return tag == any_tag ? "any tag" : "tag " + std::to_string(tag); }
-
 // The checks every operation makes before anything moves: a local Error on this rank only.
 void check_op(Group& group, const char* operation, const BufferView& buffer, int peer, int tag, bool receiving,
               bool blocking_send = false) {

@@ -103,22 +103,11 @@ struct rows_of_numbers : std::false_type {};
 template <class R, class A>
 struct rows_of_numbers<std::vector<R, A>> : std::bool_constant<reducible_container<R>::value> {};
 
-/// Whether every rank's `sizes` are the same (one reduction of them and their negatives under Max:
-/// equal exactly where the maximum is minus the minimum); if not, the same Error on every rank
-/// naming the first that differs (`what(i)`: "row 2", "the row count").
-template <class What>
-void agree_on_sizes(const char* operation, const ObjectComm& c, const std::vector<long long>& sizes, What what) {
-  const std::size_t n = sizes.size();
-  std::vector<long long> both(2 * n);
-  for (std::size_t i = 0; i < n; ++i) both[i] = sizes[i], both[n + i] = -sizes[i];
-  reduce_elements(operation, c, both.data(), both.size(), ArithKind::Signed, sizeof(long long), ReduceOp::Max, false, -1);
-  for (std::size_t i = 0; i < n; ++i)
-    if (both[i] != -both[n + i]) {
-      fails_in_step(c);
-      throw Error(operation, what(i) + " is " + std::to_string(-both[n + i]) + " on some ranks and " +
-                                 std::to_string(both[i]) + " on others; every rank's rows must have the same shape");
-    }
-}
+/// Collective: whether every rank holds as many rows (`lengths.size()`), each as long; if not, the
+/// same Error on every rank naming the row count or the first row that differs. Rows whose length
+/// is in their type (std::array) pass `check_lengths` false.
+void agree_on_rows(const char* operation, const ObjectComm& c, const std::vector<std::size_t>& lengths,
+                   bool check_lengths);
 
 /// Reduces rows element by element, laid end to end, once the ranks agreed on the shape: the row
 /// count, then each row's length (a std::array's is in its type).
@@ -127,16 +116,13 @@ void reduce_rows(const char* operation, const ObjectComm& c, T& rows, ReduceOp o
   using Row = typename T::value_type;
   using E = typename Row::value_type;
   using Slot = std::conditional_t<std::is_same_v<E, bool>, unsigned char, E>;  // std::vector<bool> packs bits
-  agree_on_sizes(operation, c, {static_cast<long long>(rows.size())}, [](std::size_t) { return std::string("the row count"); });
-  if constexpr (!is_std_array<Row>::value) {
-    std::vector<long long> lengths;
-    lengths.reserve(rows.size());
-    for (const auto& row : rows) lengths.push_back(static_cast<long long>(row.size()));
-    agree_on_sizes(operation, c, lengths, [](std::size_t i) { return "the length of row " + std::to_string(i); });
-  }
+  std::vector<std::size_t> lengths;
+  lengths.reserve(rows.size());
+  for (const auto& row : rows) lengths.push_back(row.size());
+  agree_on_rows(operation, c, lengths, !is_std_array<Row>::value);
   std::vector<Slot> flat;
   for (const auto& row : rows) flat.insert(flat.end(), row.begin(), row.end());
-  reduce_elements(operation, c, flat.data(), flat.size(), arith_kind_v<E>, sizeof(Slot), op, true, root);
+  reduce_elements(operation, c, flat.data(), flat.size(), arith_kind_v<E>, sizeof(Slot), op, false, root);  // agreed above
   if (root >= 0 && c.rank != root && !c.solo()) return;  // the others' values stay as they were
   auto at = flat.begin();
   for (auto& row : rows)
