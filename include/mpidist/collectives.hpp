@@ -153,6 +153,27 @@ void all_gather(const Communicator& comm, InputView in, R&& outs, Stream stream 
   all_gather(comm, in, std::span<const BufferView>(detail::as_buffers(outs)), stream);
 }
 
+/// reduce_scatter from a list of tensors, one per rank (torch's `reduce_scatter(output, input_list)`,
+/// the input first as in every call here): `out` receives the reduction over the ranks of their
+/// `ins[rank]`, each of out's count and type (an Error naming the first that is not, and a list of
+/// another length). Straight from the list when its tensors lie one after the other; otherwise
+/// through one contiguous host buffer (host memory) or a reduce to each rank (device memory).
+/// `out` may be `ins[rank]`.
+void reduce_scatter(std::span<const InputView> ins, BufferView out, ReduceOp op = ReduceOp::Sum,
+                    Stream stream = nullptr);
+void reduce_scatter(const Communicator& comm, std::span<const InputView> ins, BufferView out,
+                    ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
+/// The list as it is held: a (const) std::vector<std::vector<float>>, a vector of spans.
+template <detail::InputList R>
+void reduce_scatter(const R& ins, BufferView out, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr) {
+  reduce_scatter(std::span<const InputView>(detail::as_inputs(ins)), out, op, stream);
+}
+template <detail::InputList R>
+void reduce_scatter(const Communicator& comm, const R& ins, BufferView out, ReduceOp op = ReduceOp::Sum,
+                    Stream stream = nullptr) {
+  reduce_scatter(comm, std::span<const InputView>(detail::as_inputs(ins)), out, op, stream);
+}
+
 /// virtex `average_across_processes`: in-place mean over all ranks.
 void average(BufferView buffer, Stream stream = nullptr);
 void average(const Communicator& comm, BufferView buffer, Stream stream = nullptr);

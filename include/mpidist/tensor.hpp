@@ -260,6 +260,21 @@ std::vector<BufferView> as_buffers(R& tensors) {
   for (auto&& tensor : tensors) views.push_back(written(tensor));
   return views;
 }
+
+/// A list of tensors a call only reads, as users hold them: each an InputView, a span or a
+/// container, const or not.
+template <class R>
+concept InputList = std::ranges::input_range<const R> &&
+                    std::convertible_to<std::ranges::range_reference_t<const R>, InputView> &&
+                    !std::convertible_to<const R&, std::span<const InputView>> && !std::convertible_to<const R&, InputView>;
+
+template <class R>
+std::vector<InputView> as_inputs(const R& tensors) {
+  std::vector<InputView> views;
+  if constexpr (std::ranges::sized_range<const R>) views.reserve(std::ranges::size(tensors));
+  for (auto&& tensor : tensors) views.push_back(InputView(tensor));
+  return views;
+}
 }  // namespace detail
 
 }  // namespace mpidist

@@ -258,6 +258,81 @@ TEST_F(Collectives, AllGatherIntoAList) {
   }
 }
 
+TEST_F(Collectives, ReduceScatterFromAList) {
+  const int me_world = mpidist::rank();
+  for (const mpidist::Communicator& comm :
+       {mpidist::world(), mpidist::world().split(0, -me_world)}) {
+    const int n = comm.size(), me = comm.rank();
+    const auto N = static_cast<std::size_t>(n);
+    // Rank s's tensor for rank r: small integers, exact in float under every op.
+    const auto value = [](int s, int r, std::size_t i) { return static_cast<float>(s * 100 + r * 10 + static_cast<int>(i % 7)); };
+    for (const ReduceOp op : {ReduceOp::Sum, ReduceOp::Max})
+      for (const std::size_t count : {std::size_t{0}, std::size_t{5}, std::size_t{70001}}) {
+        std::vector<float> want(count);
+        for (std::size_t i = 0; i < count; ++i) {
+          want[i] = value(0, me, i);
+          for (int s = 1; s < n; ++s) want[i] = op == ReduceOp::Sum ? want[i] + value(s, me, i) : std::max(want[i], value(s, me, i));
+        }
+        std::vector<std::unique_ptr<TestBuffer<float>>> held;
+        std::vector<mpidist::InputView> ins;
+        std::vector<float> together_host(count * N);
+        for (int r = 0; r < n; ++r) {
+          std::vector<float> mine(count);
+          for (std::size_t i = 0; i < count; ++i) mine[i] = together_host[static_cast<std::size_t>(r) * count + i] = value(me, r, i);
+          held.push_back(std::make_unique<TestBuffer<float>>(mine));
+          ins.push_back(held.back()->view());
+        }
+        TestBuffer<float> out(std::vector<float>(count, -1.0f));
+        mpidist::reduce_scatter(comm, ins, out.view(), op);
+        EXPECT_EQ(out.read(), want) << "separate tensors, count " << count;
+        TestBuffer<float> together(together_host);
+        std::vector<mpidist::InputView> adjacent;
+        for (std::size_t r = 0; r < N; ++r) adjacent.push_back(mpidist::BufferView(together.data() + r * count, count));
+        TestBuffer<float> out2(std::vector<float>(count, -1.0f));
+        mpidist::reduce_scatter(comm, adjacent, out2.view(), op);
+        EXPECT_EQ(out2.read(), want) << "one after the other, count " << count;
+        // The output as this rank's own entry, of separate tensors and of adjacent ones.
+        const mpidist::BufferView own = held[static_cast<std::size_t>(me)]->view();
+        mpidist::reduce_scatter(comm, ins, own, op);
+        EXPECT_EQ(held[static_cast<std::size_t>(me)]->read(), want) << "in place, count " << count;
+        mpidist::reduce_scatter(comm, adjacent, mpidist::BufferView(together.data() + static_cast<std::size_t>(me) * count, count), op);
+        const auto all = together.read();
+        EXPECT_EQ(std::vector<float>(all.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(me) * count),
+                                     all.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(me + 1) * count)),
+                  want)
+            << "adjacent in place, count " << count;
+      }
+    // As users hold them: a const vector of vectors, a vector of spans.
+    std::vector<std::vector<double>> grads(N);
+    for (int r = 0; r < n; ++r) grads[static_cast<std::size_t>(r)].assign(3, me + r * 0.5);
+    std::vector<double> mine(3, -1.0);
+    mpidist::reduce_scatter(comm, std::as_const(grads), mine);
+    const double sum_of_ranks = n * (n - 1) / 2.0;
+    EXPECT_EQ(mine, std::vector<double>(3, sum_of_ranks + n * me * 0.5));
+    std::vector<std::span<double>> spans(grads.begin(), grads.end());
+    mpidist::reduce_scatter(comm, spans, std::span(mine), ReduceOp::Min);
+    EXPECT_EQ(mine, std::vector<double>(3, me * 0.5));
+    // Errors, alike on every rank; then a call that is right.
+    std::vector<std::vector<double>> long_list(N + 1, std::vector<double>(3));
+    expect_error([&] { mpidist::reduce_scatter(comm, long_list, mine); },
+                 {"reduce_scatter", "holds " + std::to_string(N + 1) + " tensors", std::to_string(n) + " ranks"});
+    grads.back().resize(2);
+    expect_error([&] { mpidist::reduce_scatter(comm, grads, mine); },
+                 {"reduce_scatter", "tensor " + std::to_string(n - 1) + " of the list holds 2 float64", "the output holds 3"});
+    grads.back().assign(3, 1.0);
+    mpidist::reduce_scatter(comm, grads, mine, ReduceOp::Max);
+    EXPECT_EQ(mine, std::vector<double>(3, me == n - 1 ? 1.0 : (n - 1) + me * 0.5));
+  }
+  // Inside a MainProcessContext the group is this rank alone: a list of one.
+  if (mpidist::is_main_process()) {
+    mpidist::MainProcessContext main_only;
+    const std::vector<std::vector<float>> one(1, std::vector<float>(2, 7.0f));
+    std::vector<float> out(2);
+    mpidist::reduce_scatter(one, out);
+    EXPECT_EQ(out, std::vector<float>(2, 7.0f));
+  }
+}
+
 TEST_F(Collectives, ReduceScatterEveryTypeOpAndSize) {
   for_each_dtype([]<class T>() {
     for (auto op : tensor_ops)
