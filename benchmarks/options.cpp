@@ -50,6 +50,9 @@ bool apply_valued(Options& o, std::string_view flag, const std::string& v) {
     try { o.redop = mpidist::reduce_op_from_string(v); } catch (const mpidist::Error& e) { throw std::invalid_argument("-o: " + e.detail()); }
     if (o.redop == mpidist::ReduceOp::And || o.redop == mpidist::ReduceOp::Or)
       throw std::invalid_argument("-o: '" + v + "' is for object reductions; tensor collectives take sum, prod, min, max, avg");
+    using mpidist::ReduceOp;
+    if (o.redop == ReduceOp::BitAnd || o.redop == ReduceOp::BitOr || o.redop == ReduceOp::BitXor)  // its checks know arithmetic
+      throw std::invalid_argument("-o: '" + v + "' is not measured; the benchmark times sum, prod, min, max, avg");
   } else if (flag == "-d" || flag == "--datatype") {
     try { o.dtype = mpidist::dtype_from_string(v); } catch (const mpidist::Error& e) { throw std::invalid_argument("-d: " + e.detail()); }
     if (o.dtype == mpidist::DataType::Complex64 || o.dtype == mpidist::DataType::Complex128)

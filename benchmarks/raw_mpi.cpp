@@ -85,6 +85,9 @@ MPI_Op mpi_op(ReduceOp op, DataType dtype) {
     case ReduceOp::Max: return MPI_MAX;
     case ReduceOp::And: return MPI_LAND;
     case ReduceOp::Or: return MPI_LOR;
+    case ReduceOp::BitAnd: return MPI_BAND;
+    case ReduceOp::BitOr: return MPI_BOR;
+    case ReduceOp::BitXor: return MPI_BXOR;
   }
   throw std::invalid_argument("mpi_op: unknown reduction");
 }

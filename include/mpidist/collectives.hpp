@@ -174,6 +174,28 @@ void reduce_scatter(const Communicator& comm, const R& ins, BufferView out, Redu
   reduce_scatter(comm, std::span<const InputView>(detail::as_inputs(ins)), out, op, stream);
 }
 
+/// all_to_all between lists of tensors, one per rank (torch's `all_to_all(output_tensor_list,
+/// input_tensor_list)`, the input first as in every call here): `ins[j]` goes to rank j, and
+/// `outs[i]` receives rank i's `ins[this rank]`, which it must match in count (sizes may differ by
+/// rank, as the uneven all_to_all's counts). One element type and one memory for every tensor of both
+/// lists (an Error naming the first that differs, and a list of another length). Straight from and
+/// into the lists when each lies one after the other; otherwise through one host buffer each way
+/// (device memory staged through it).
+void all_to_all(std::span<const InputView> ins, std::span<const BufferView> outs, Stream stream = nullptr);
+void all_to_all(const Communicator& comm, std::span<const InputView> ins, std::span<const BufferView> outs,
+                Stream stream = nullptr);
+/// The lists as they are held: std::vector<std::vector<float>>, vectors of spans or of views.
+template <detail::AnyInputList In, detail::AnyTensorList Out>
+void all_to_all(const In& ins, Out&& outs, Stream stream = nullptr) {
+  all_to_all(std::span<const InputView>(detail::as_inputs(ins)), std::span<const BufferView>(detail::as_buffers(outs)),
+             stream);
+}
+template <detail::AnyInputList In, detail::AnyTensorList Out>
+void all_to_all(const Communicator& comm, const In& ins, Out&& outs, Stream stream = nullptr) {
+  all_to_all(comm, std::span<const InputView>(detail::as_inputs(ins)),
+             std::span<const BufferView>(detail::as_buffers(outs)), stream);
+}
+
 /// virtex `average_across_processes`: in-place mean over all ranks.
 void average(BufferView buffer, Stream stream = nullptr);
 void average(const Communicator& comm, BufferView buffer, Stream stream = nullptr);

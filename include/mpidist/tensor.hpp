@@ -268,6 +268,13 @@ concept InputList = std::ranges::input_range<const R> &&
                     std::convertible_to<std::ranges::range_reference_t<const R>, InputView> &&
                     !std::convertible_to<const R&, std::span<const InputView>> && !std::convertible_to<const R&, InputView>;
 
+/// Either kind of list, also one the calls take as it is (a std::vector<InputView>, a
+/// std::vector<BufferView>): where a call takes two lists, either may be either.
+template <class R>
+concept AnyInputList = InputList<R> || std::convertible_to<const R&, std::span<const InputView>>;
+template <class R>
+concept AnyTensorList = TensorList<R> || std::convertible_to<R&, std::span<const BufferView>>;
+
 template <class R>
 std::vector<InputView> as_inputs(const R& tensors) {
   std::vector<InputView> views;

@@ -99,6 +99,9 @@ MPI_Op reduction(ReduceOp op, DataType dtype) {
     case ReduceOp::Product: return MPI_PROD;
     case ReduceOp::Min: return comparison_op(MPI_MIN, datatype(dtype));
     case ReduceOp::Max: return comparison_op(MPI_MAX, datatype(dtype));
+    case ReduceOp::BitAnd: return MPI_BAND;  // integers only (call_checks.cpp)
+    case ReduceOp::BitOr: return MPI_BOR;
+    case ReduceOp::BitXor: return MPI_BXOR;
     case ReduceOp::And:
     case ReduceOp::Or: break;
   }

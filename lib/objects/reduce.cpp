@@ -66,8 +66,12 @@ void with_element_type(ArithKind kind, std::size_t size, F&& fn) {
   }
 }
 
-// bool is 0/1, so "any" is the maximum and "all" the minimum (Avg truncates to "all").
+// bool is 0/1, so "any" is the maximum and "all" the minimum (Avg truncates to "all"); its bits
+// (one byte of 0 or 1) combine as any integer's.
 MPI_Op mpi_op_of(ArithKind kind, ReduceOp op) {
+  if (op == ReduceOp::BitAnd) return MPI_BAND;
+  if (op == ReduceOp::BitOr) return MPI_BOR;
+  if (op == ReduceOp::BitXor) return MPI_BXOR;
   if (kind == ArithKind::Bool) {
     const bool any = op == ReduceOp::Sum || op == ReduceOp::Max || op == ReduceOp::Or;
     return any ? MPI_MAX : MPI_MIN;
@@ -86,6 +90,10 @@ MPI_Op mpi_op_of(ArithKind kind, ReduceOp op) {
       return MPI_LAND;
     case ReduceOp::Or:
       return MPI_LOR;
+    case ReduceOp::BitAnd:
+    case ReduceOp::BitOr:
+    case ReduceOp::BitXor:
+      break;  // above
   }
   return MPI_OP_NULL;
 }
@@ -202,6 +210,10 @@ void reduce_elements(const char* operation, const ObjectComm& c, void* data, std
                               "reduction '" + std::string(to_string(op)) +
                                   "' is not defined on complex numbers, which take sum, prod or avg (min and max: "
                                   "complex numbers have no order; and, or: pass a function)");
+  if (kind == ArithKind::Floating && bitwise(op))
+    refuse_before_any_message(operation, c, count, op, root,
+                              "reduction '" + std::string(to_string(op)) +
+                                  "' combines the bits of integers and bool, not of floating-point numbers");
   if (!c.solo() && check_length) check_same_length(operation, c, count);
   with_element_type(kind, element_size, [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;

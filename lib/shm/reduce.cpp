@@ -34,6 +34,16 @@ struct Smaller {
 struct Larger {
   template <class T> static T apply(T a, T b) { return b > a ? b : a; }
 };
+// Integers only: the front end refuses bitwise reductions on other elements (call_checks.cpp).
+struct BitAnd {
+  template <class T> static T apply(T a, T b) { return static_cast<T>(a & b); }
+};
+struct BitOr {
+  template <class T> static T apply(T a, T b) { return static_cast<T>(a | b); }
+};
+struct BitXor {
+  template <class T> static T apply(T a, T b) { return static_cast<T>(a ^ b); }
+};
 
 // Halves are computed in float; everything else in its own type.
 template <class T>
@@ -83,6 +93,14 @@ void reduce_as(void* dest, const void* const* sources, int n, std::size_t count)
 
 template <class T>
 void reduce_type(void* dest, const void* const* sources, int n, std::size_t count, ReduceOp op) {
+  if constexpr (std::is_integral_v<T>) {
+    switch (op) {
+      case ReduceOp::BitAnd: return reduce_as<BitAnd, T>(dest, sources, n, count);
+      case ReduceOp::BitOr: return reduce_as<BitOr, T>(dest, sources, n, count);
+      case ReduceOp::BitXor: return reduce_as<BitXor, T>(dest, sources, n, count);
+      default: break;
+    }
+  }
   switch (op) {
     case ReduceOp::Product: return reduce_as<Multiply, T>(dest, sources, n, count);
     case ReduceOp::Min: return reduce_as<Smaller, T>(dest, sources, n, count);

@@ -61,6 +61,12 @@ std::string describe(CallRecord::Field field, std::int64_t value) {
   throw Error(call.name, "ranks disagree on the call");  // unreachable: the agreement saw a difference
 }
 
+// The element types whose bits the bitwise reductions combine.
+bool is_integer(DataType dtype) noexcept {
+  return dtype == DataType::Int8 || dtype == DataType::UInt8 || dtype == DataType::Int32 || dtype == DataType::Int64 ||
+         dtype == DataType::UInt32 || dtype == DataType::UInt64;
+}
+
 // NCCL (and MPI) support in place only in exact layouts; any other overlap races inside the
 // kernels, or is undefined for MPI. Ranges in bytes, [begin, end).
 void check_overlap(CollectiveKind kind, const char* name, const BufferView& in, const BufferView& out, int rank) {
@@ -98,6 +104,9 @@ void check_local_arguments(CollectiveKind kind, const char* name, const BufferVi
     throw Error(name, "reduction '" + std::string(to_string(op)) +
                           "' applies to object reductions only; tensors take sum, prod, min, max or avg (on flags of 0 and "
                           "1, max is a logical or and min a logical and)");
+  if (reduces(kind) && bitwise(op) && !is_integer(in.dtype()))
+    throw Error(name, "reduction '" + std::string(to_string(op)) + "' combines the bits of integers (int8 to uint64), not of " +
+                          std::string(to_string(in.dtype())) + " tensors");
   if (reduces(kind) && is_complex(in.dtype()) && op != ReduceOp::Sum && op != ReduceOp::Avg)
     throw Error(name, "reduction '" + std::string(to_string(op)) + "' is not defined on " +
                           std::string(to_string(in.dtype())) +

@@ -1,8 +1,9 @@
 // The list forms of torch: all_gather into a list of tensors, one per rank (all_gather(tensor_list,
-// tensor)), and reduce_scatter from one (reduce_scatter(output, input_list)), on top of the
-// contiguous collectives: straight from or into the list when its tensors lie one after the other,
-// else through one host buffer (host memory) or one rooted call per rank (device memory, where a
-// contiguous buffer would be device memory mpidist does not allocate).
+// tensor)), reduce_scatter from one (reduce_scatter(output, input_list)) and all_to_all between two
+// (all_to_all(output_tensor_list, input_tensor_list)), on top of the contiguous collectives:
+// straight from or into the lists when their tensors lie one after the other, else through host
+// buffers (host memory), or one rooted call per rank (device memory, where a contiguous buffer would
+// be device memory mpidist does not allocate; all_to_all's device lists are staged through host).
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -92,6 +93,87 @@ void reduce_scatter_from_list(const Communicator& comm, std::span<const InputVie
   for (int r = 0; r < ranks(comm); ++r) reduce(comm, ins[static_cast<std::size_t>(r)], out, op, r, stream);
 }
 
+// Where `list` starts when each of its tensors lies right after the one before it, whatever their
+// sizes (empty ones anywhere); null otherwise.
+template <class View>
+const std::byte* packed(std::span<const View> list) {
+  const std::byte* base = nullptr;
+  std::size_t offset = 0;
+  for (const View& tensor : list) {
+    if (tensor.count() == 0) continue;
+    const auto* at = static_cast<const std::byte*>(tensor.data());
+    if (base == nullptr) base = at;  // the first that holds elements: nothing before it
+    else if (at != base + offset) return nullptr;
+    offset += tensor.bytes();
+  }
+  return base;
+}
+
+// Moves `bytes` between host memory and a tensor of the list (a copy, or a device copy waited for:
+// the host buffer it reads or fills is gone when the call returns).
+void copy_between(void* to, const void* from, std::size_t bytes, int device, Stream stream) {
+  if (bytes == 0) return;
+  if (device < 0) return static_cast<void>(std::memcpy(to, from, bytes));
+  detail::copy_device_memory("all_to_all", to, from, bytes, device, stream);
+  detail::synchronize_stream("all_to_all", stream, device);
+}
+
+void all_to_all_lists(const Communicator& comm, std::span<const InputView> ins, std::span<const BufferView> outs,
+                      Stream stream) {
+  constexpr const char* operation = "all_to_all";
+  const auto n = static_cast<std::size_t>(ranks(comm));
+  for (const auto& [list, role] : {std::pair{ins.size(), "ins"}, std::pair{outs.size(), "outs"}})
+    if (list != n)
+      throw Error(comm.name(), operation, std::string(role) + " holds " + std::to_string(list) + " tensors but the group has " +
+                                              std::to_string(n) + " ranks: it takes one per rank" +
+                                              (MainProcessContext::depth() > 0 ? " (one in a MainProcessContext)" : ""));
+  if (n == 0) return;
+  // One type everywhere; one memory for every tensor that holds elements (an empty one may be a
+  // host view whatever the others are).
+  const DataType dtype = ins[0].dtype();
+  const BufferView* first = nullptr;
+  for (const BufferView& tensor : ins)
+    if (first == nullptr && tensor.count() > 0) first = &tensor;
+  for (const BufferView& tensor : outs)
+    if (first == nullptr && tensor.count() > 0) first = &tensor;
+  const auto where = [](const BufferView& tensor) {
+    return tensor.device() < 0 ? std::string("host memory") : "cuda:" + std::to_string(tensor.device());
+  };
+  const auto check = [&](const BufferView& tensor, const char* role, std::size_t r) {
+    if (tensor.dtype() != dtype)
+      throw Error(comm.name(), operation, std::string(role) + "[" + std::to_string(r) + "] holds " +
+                                              std::string(to_string(tensor.dtype())) + " elements where ins[0] holds " +
+                                              std::string(to_string(dtype)) + ": both lists hold one element type");
+    if (tensor.count() > 0 && tensor.device() != first->device())
+      throw Error(comm.name(), operation, std::string(role) + "[" + std::to_string(r) + "] is in " + where(tensor) +
+                                              " and another tensor of the lists in " + where(*first) +
+                                              ": all of them live in one memory");
+  };
+  std::vector<std::size_t> send(n), recv(n);
+  std::size_t send_total = 0, recv_total = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    check(ins[r], "ins", r);
+    check(outs[r], "outs", r);
+    send_total += send[r] = ins[r].count();
+    recv_total += recv[r] = outs[r].count();
+  }
+  const std::byte* in_base = packed(ins);
+  const std::byte* out_base = packed(outs);
+  if ((in_base != nullptr || send_total == 0) && (out_base != nullptr || recv_total == 0)) {
+    all_to_all(comm, InputView(const_cast<std::byte*>(in_base), send_total, dtype), send,
+               BufferView(const_cast<std::byte*>(out_base), recv_total, dtype), recv, stream);
+    return;
+  }
+  // Through host memory: one buffer each way, the uneven all_to_all between them.
+  const std::size_t element = size_of(dtype);
+  std::vector<std::byte> sent(send_total * element), received(recv_total * element);
+  for (std::size_t r = 0, at = 0; r < n; at += ins[r].bytes(), ++r)
+    copy_between(sent.data() + at, ins[r].data(), ins[r].bytes(), ins[r].device(), stream);
+  all_to_all(comm, InputView(sent.data(), send_total, dtype), send, BufferView(received.data(), recv_total, dtype), recv);
+  for (std::size_t r = 0, at = 0; r < n; at += outs[r].bytes(), ++r)
+    copy_between(outs[r].data(), received.data() + at, outs[r].bytes(), outs[r].device(), stream);
+}
+
 }  // namespace
 
 void all_gather(InputView in, std::span<const BufferView> outs, Stream stream) {
@@ -106,6 +188,14 @@ void reduce_scatter(std::span<const InputView> ins, BufferView out, ReduceOp op,
 }
 void reduce_scatter(const Communicator& comm, std::span<const InputView> ins, BufferView out, ReduceOp op, Stream stream) {
   reduce_scatter_from_list(comm, ins, out, op, stream);
+}
+
+
+void all_to_all(std::span<const InputView> ins, std::span<const BufferView> outs, Stream stream) {
+  all_to_all_lists(world(), ins, outs, stream);
+}
+void all_to_all(const Communicator& comm, std::span<const InputView> ins, std::span<const BufferView> outs, Stream stream) {
+  all_to_all_lists(comm, ins, outs, stream);
 }
 
 }  // namespace mpidist

@@ -30,8 +30,9 @@ void run_local(const Call& call) {
 
 bool host_memory(const Call& call) { return call.device < 0 || call.count == 0; }
 
+// NCCL has no bitwise reductions: those go through MPI, CUDA-aware or staged.
 bool nccl_allowed(const Call& call) {
-  return nccl_built() && settings(call.name).backend != Backend::Mpi;
+  return nccl_built() && settings(call.name).backend != Backend::Mpi && !(reduces(call) && bitwise(call.op));
 }
 // Checked before the ranks agree, so that a wrong device fails every rank instead of one. The
 // device follows the rank's place on its node in the world (mpidist::device()), in every group.

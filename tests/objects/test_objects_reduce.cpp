@@ -52,6 +52,12 @@ T expected(ReduceOp op, Make make) {
       case ReduceOp::Or:
         acc = static_cast<T>(acc != T(0) || v != T(0));
         break;
+      case ReduceOp::BitAnd:
+      case ReduceOp::BitOr:
+      case ReduceOp::BitXor:
+        if constexpr (std::is_integral_v<T>)
+          acc = static_cast<T>(op == ReduceOp::BitAnd ? acc & v : op == ReduceOp::BitOr ? acc | v : acc ^ v);
+        break;
     }
   }
   if (op == ReduceOp::And || op == ReduceOp::Or) acc = static_cast<T>(acc != T(0));
@@ -101,6 +107,43 @@ TEST_F(ObjectsReduceTest, EveryOpOnBool) {
   EXPECT_EQ(mpidist::all_reduce(odd, ReduceOp::Avg), all);
   for (ReduceOp op : all_ops) EXPECT_TRUE(mpidist::all_reduce(true, op)) << mpidist::to_string(op);
   for (ReduceOp op : all_ops) EXPECT_FALSE(mpidist::all_reduce(false, op)) << mpidist::to_string(op);
+}
+
+TEST_F(ObjectsReduceTest, BitwiseOnIntegersAndBool) {
+  // Which ranks reached a point, as a mask; their ids' bits; an int8 whose sign bit differs by rank.
+  const auto me = static_cast<std::uint64_t>(rank());
+  const std::uint64_t everyone = size() == 64 ? ~0ull : (1ull << size()) - 1;
+  EXPECT_EQ(mpidist::all_reduce(1ull << me, ReduceOp::BitOr), everyone);
+  EXPECT_EQ(mpidist::all_reduce(~(1ull << me), ReduceOp::BitAnd), ~everyone);
+  EXPECT_EQ(mpidist::all_reduce(1ull << me, ReduceOp::BitXor), everyone);
+  const auto bits = [](int r) { return static_cast<std::int8_t>(r % 2 ? -1 - r : r * 3); };
+  for (const ReduceOp op : {ReduceOp::BitAnd, ReduceOp::BitOr, ReduceOp::BitXor}) {
+    EXPECT_EQ(mpidist::all_reduce(bits(rank()), op), expected<std::int8_t>(op, bits)) << mpidist::to_string(op);
+    std::vector<std::uint32_t> words(1000);
+    for (std::size_t i = 0; i < words.size(); ++i) words[i] = static_cast<std::uint32_t>((me + 1) * 2654435761u * (i + 1));
+    const auto got = mpidist::all_reduce(std::as_const(words), op);
+    ASSERT_EQ(got.size(), words.size());
+    for (std::size_t i : {std::size_t{0}, std::size_t{1}, std::size_t{998}, std::size_t{999}})
+      EXPECT_EQ(got[i], expected<std::uint32_t>(op, [&](int r) {
+                  return static_cast<std::uint32_t>((static_cast<std::uint32_t>(r) + 1) * 2654435761u * (i + 1));
+                }))
+          << mpidist::to_string(op) << " [" << i << "]";
+    // bool: and, or and xor of the odd ranks; a metrics map; to the last rank only.
+    const bool odd = rank() % 2 == 1;
+    EXPECT_EQ(mpidist::all_reduce(odd, op), expected<bool>(op, [](int r) { return r % 2 == 1; })) << mpidist::to_string(op);
+    const std::map<std::string, int> flags{{"a", rank()}, {"b", 6}};
+    EXPECT_EQ(mpidist::all_reduce(flags, op).at("a"), expected<int>(op, [](int r) { return r; }));
+    const auto at_last = mpidist::reduce(bits(rank()), op, size() - 1);
+    EXPECT_EQ(at_last.has_value(), rank() == size() - 1);
+    if (at_last) {
+      EXPECT_EQ(*at_last, expected<std::int8_t>(op, bits));
+    }
+  }
+  // Floating-point numbers have no bits to combine: an Error on every rank, then a right call.
+  mpidist_test::expect_error([&] { (void)mpidist::all_reduce(1.5, ReduceOp::BitXor); },
+                             {"all_reduce", "'bxor'", "floating-point"});
+  mpidist_test::expect_error([&] { (void)mpidist::all_reduce(std::vector<float>(3), ReduceOp::BitOr); }, {"'bor'"});
+  EXPECT_EQ(mpidist::all_reduce(1ull << me, ReduceOp::BitOr), everyone);
 }
 
 TEST_F(ObjectsReduceTest, OtherScalarTypes) {
@@ -185,7 +228,9 @@ TEST_F(ObjectsReduceTest, RowsOfNumbersElementByElement) {
   EXPECT_EQ(histograms[1], (std::array<double, 3>{(size() - 1) * 0.5, 1.0, 0.0}));
   const auto at_last = mpidist::reduce(matrix(rank()), ReduceOp::Sum, size() - 1);
   EXPECT_EQ(at_last.has_value(), rank() == size() - 1);
-  if (at_last) EXPECT_EQ((*at_last)[2][1], expected<std::int64_t>(ReduceOp::Sum, [&](int r) { return cell(r, 2, 1); }));
+  if (at_last) {
+    EXPECT_EQ((*at_last)[2][1], expected<std::int64_t>(ReduceOp::Sum, [&](int r) { return cell(r, 2, 1); }));
+  }
   std::vector<std::vector<bool>> seen{{rank() == 0, false}, {true}};
   seen = mpidist::all_reduce(seen, ReduceOp::Or);
   EXPECT_EQ(seen, (std::vector<std::vector<bool>>{{true, false}, {true}}));

@@ -71,6 +71,9 @@ MPI_Op mpi_op(ReduceOp op) {
     case ReduceOp::Product: return MPI_PROD;
     case ReduceOp::Min: return MPI_MIN;
     case ReduceOp::Max: return MPI_MAX;
+    case ReduceOp::BitAnd: return MPI_BAND;
+    case ReduceOp::BitOr: return MPI_BOR;
+    case ReduceOp::BitXor: return MPI_BXOR;
     default: return MPI_SUM;
   }
 }
@@ -176,16 +179,20 @@ void sweep(const Communicator& comm, bool large, std::initializer_list<ReduceOp>
 
 TEST_F(Shm, EveryTypeAndOpAroundTheSmallThresholds) {
   const Communicator world = mpidist::world();
-  sweep<mpidist::float16>(world, false, {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg});
-  sweep<mpidist::bfloat16>(world, false, {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg});
-  sweep<float>(world, false, {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg});
-  sweep<double>(world, false, {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg});
-  sweep<std::int8_t>(world, false, {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg});
-  sweep<std::uint8_t>(world, false, {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg});
-  sweep<std::int32_t>(world, false, {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg});
-  sweep<std::int64_t>(world, false, {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg});
-  sweep<std::uint32_t>(world, false, {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg});
-  sweep<std::uint64_t>(world, false, {ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg});
+  const std::initializer_list<ReduceOp> arithmetic{ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min, ReduceOp::Max,
+                                                   ReduceOp::Avg};
+  const std::initializer_list<ReduceOp> integer{ReduceOp::Sum, ReduceOp::Product, ReduceOp::Min,    ReduceOp::Max,
+                                                ReduceOp::Avg, ReduceOp::BitAnd,  ReduceOp::BitOr, ReduceOp::BitXor};
+  sweep<mpidist::float16>(world, false, arithmetic);
+  sweep<mpidist::bfloat16>(world, false, arithmetic);
+  sweep<float>(world, false, arithmetic);
+  sweep<double>(world, false, arithmetic);
+  sweep<std::int8_t>(world, false, integer);
+  sweep<std::uint8_t>(world, false, integer);
+  sweep<std::int32_t>(world, false, integer);
+  sweep<std::int64_t>(world, false, integer);
+  sweep<std::uint32_t>(world, false, integer);
+  sweep<std::uint64_t>(world, false, integer);
 }
 
 TEST_F(Shm, LargerThanTheSegmentInChunks) {
@@ -200,6 +207,8 @@ TEST_F(Shm, LargerThanTheSegmentInChunks) {
     check_all_reduce<std::uint8_t>(world, bytes + 7, ReduceOp::Min, true);
     check_all_reduce<std::int64_t>(world, bytes / 8 + 1, ReduceOp::Avg, true);
     check_all_reduce<double>(world, bytes / 8 + 5, ReduceOp::Product, true);
+    check_all_reduce<std::uint64_t>(world, bytes / 8 + 3, ReduceOp::BitXor, true);
+    check_all_reduce<std::int8_t>(world, bytes + 5, ReduceOp::BitOr, true);
   }
 }
 
@@ -223,6 +232,7 @@ TEST_F(Shm, AroundTheCrossoverAcrossNodes) {
   around_the_crossover<float>(world, ReduceOp::Sum);
   around_the_crossover<float>(world, ReduceOp::Avg);
   around_the_crossover<std::int32_t>(world, ReduceOp::Sum);
+  around_the_crossover<std::int32_t>(world, ReduceOp::BitXor);
   around_the_crossover<double>(world, ReduceOp::Max);
   around_the_crossover<mpidist::bfloat16>(world, ReduceOp::Sum);
   // Every rank's neighbour group of two: on nodes of 2 it lies in one node, on nodes of 3 the

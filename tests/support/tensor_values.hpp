@@ -29,6 +29,17 @@ double as_double(T x) {
   else return static_cast<double>(x);
 }
 
+/// Calls f.template operator()<T>() for every integer element type (the bitwise reductions').
+template <class F>
+void for_each_integer_dtype(F&& f) {
+  f.template operator()<std::int8_t>();
+  f.template operator()<std::uint8_t>();
+  f.template operator()<std::int32_t>();
+  f.template operator()<std::int64_t>();
+  f.template operator()<std::uint32_t>();
+  f.template operator()<std::uint64_t>();
+}
+
 /// Calls f.template operator()<T>() for every element type.
 template <class F>
 void for_each_dtype(F&& f) {
@@ -36,12 +47,7 @@ void for_each_dtype(F&& f) {
   f.template operator()<mpidist::bfloat16>();
   f.template operator()<float>();
   f.template operator()<double>();
-  f.template operator()<std::int8_t>();
-  f.template operator()<std::uint8_t>();
-  f.template operator()<std::int32_t>();
-  f.template operator()<std::int64_t>();
-  f.template operator()<std::uint32_t>();
-  f.template operator()<std::uint64_t>();
+  for_each_integer_dtype(f);
 }
 
 /// Rank `rank`'s value at global index `i`: in [-2, 2] ([0, 4] unsigned), or {1, 2, -1} for

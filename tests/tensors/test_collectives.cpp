@@ -333,6 +333,152 @@ TEST_F(Collectives, ReduceScatterFromAList) {
   }
 }
 
+TEST_F(Collectives, AllToAllBetweenLists) {
+  const int me_world = mpidist::rank();
+  for (const mpidist::Communicator& comm : {mpidist::world(), mpidist::world().split(0, -me_world)}) {
+    const int n = comm.size(), me = comm.rank();
+    const auto N = static_cast<std::size_t>(n);
+    // Rank s sends rank r `count(s, r)` elements (zero for some pairs), each telling where it is from.
+    const auto value = [](int s, int r, std::size_t i) { return static_cast<float>(s * 10000 + r * 100 + static_cast<int>(i % 97)); };
+    for (const std::size_t base : {std::size_t{0}, std::size_t{70001}}) {
+      const auto count = [&](int s, int r) { return base + static_cast<std::size_t>((s * 3 + r) % 4); };
+      std::vector<std::vector<float>> want(N);
+      std::vector<float> sent_together, want_together;
+      for (int r = 0; r < n; ++r) {
+        for (std::size_t i = 0; i < count(me, r); ++i) sent_together.push_back(value(me, r, i));
+        for (std::size_t i = 0; i < count(r, me); ++i) want[static_cast<std::size_t>(r)].push_back(value(r, me, i));
+        want_together.insert(want_together.end(), want[static_cast<std::size_t>(r)].begin(), want[static_cast<std::size_t>(r)].end());
+      }
+      // Separate tensors (on device memory: staged through host).
+      std::vector<std::unique_ptr<TestBuffer<float>>> held_in, held_out;
+      std::vector<mpidist::InputView> ins;
+      std::vector<mpidist::BufferView> outs;
+      for (int r = 0; r < n; ++r) {
+        std::vector<float> mine(count(me, r));
+        for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = value(me, r, i);
+        held_in.push_back(std::make_unique<TestBuffer<float>>(mine));
+        ins.push_back(held_in.back()->view());
+        held_out.push_back(std::make_unique<TestBuffer<float>>(std::vector<float>(count(r, me), -1.0f)));
+        outs.push_back(held_out.back()->view());
+      }
+      mpidist::all_to_all(comm, ins, outs);
+      for (std::size_t r = 0; r < N; ++r) EXPECT_EQ(held_out[r]->read(), want[r]) << "separate, base " << base << " from " << r;
+      // Each list one tensor after the other: the uneven all_to_all itself.
+      TestBuffer<float> in_together(sent_together), out_together(std::vector<float>(want_together.size(), -1.0f));
+      std::vector<mpidist::InputView> in_views;
+      std::vector<mpidist::BufferView> out_views;
+      for (int r = 0, at_in = 0, at_out = 0; r < n; ++r) {
+        in_views.push_back(mpidist::BufferView(in_together.data() + at_in, count(me, r)));
+        out_views.push_back(mpidist::BufferView(out_together.data() + at_out, count(r, me)));
+        at_in += static_cast<int>(count(me, r));
+        at_out += static_cast<int>(count(r, me));
+      }
+      mpidist::all_to_all(comm, in_views, out_views);
+      EXPECT_EQ(out_together.read(), want_together) << "one after the other, base " << base;
+    }
+    // As users hold them: vectors of vectors, the inputs const.
+    std::vector<std::vector<int>> tokens(N), got(N);
+    for (int r = 0; r < n; ++r) {
+      tokens[static_cast<std::size_t>(r)].assign(static_cast<std::size_t>(r + 1), me);
+      got[static_cast<std::size_t>(r)].assign(static_cast<std::size_t>(me + 1), -1);
+    }
+    mpidist::all_to_all(comm, std::as_const(tokens), got);
+    for (int r = 0; r < n; ++r) EXPECT_EQ(got[static_cast<std::size_t>(r)], std::vector<int>(static_cast<std::size_t>(me + 1), r));
+    // Errors, alike on every rank; then a call that is right.
+    std::vector<std::vector<int>> one_more(N + 1);
+    expect_error([&] { mpidist::all_to_all(comm, one_more, got); },
+                 {"all_to_all", "ins holds " + std::to_string(N + 1) + " tensors", std::to_string(n) + " ranks"});
+    std::vector<std::vector<double>> other_type(N, std::vector<double>(static_cast<std::size_t>(me + 1)));
+    expect_error([&] { mpidist::all_to_all(comm, tokens, other_type); }, {"all_to_all", "outs[0] holds float64", "int32"});
+    mpidist::all_to_all(comm, tokens, got);
+    EXPECT_EQ(got.back(), std::vector<int>(static_cast<std::size_t>(me + 1), n - 1));
+  }
+  // Inside a MainProcessContext the group is this rank alone: lists of one.
+  if (mpidist::is_main_process()) {
+    mpidist::MainProcessContext main_only;
+    const std::vector<std::vector<float>> one(1, std::vector<float>(2, 7.0f));
+    std::vector<std::vector<float>> back(1, std::vector<float>(2));
+    mpidist::all_to_all(one, back);
+    EXPECT_EQ(back[0], std::vector<float>(2, 7.0f));
+  }
+}
+
+// Bits that differ by rank and index (splitmix64's finalizer): every bit of T is set somewhere,
+// negative values too.
+template <class T>
+T bits_at(int rank, std::size_t i) {
+  std::uint64_t x = (static_cast<std::uint64_t>(rank) + 1) * 0x9E3779B97F4A7C15ull + i * 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 31;
+  x *= 0x94D049BB133111EBull;
+  x ^= x >> 29;
+  return static_cast<T>(x);
+}
+
+template <class T>
+T bitwise_over_ranks(ReduceOp op, int n, std::size_t i) {
+  T acc = bits_at<T>(0, i);
+  for (int r = 1; r < n; ++r) {
+    const T v = bits_at<T>(r, i);
+    acc = static_cast<T>(op == ReduceOp::BitAnd ? acc & v : op == ReduceOp::BitOr ? acc | v : acc ^ v);
+  }
+  return acc;
+}
+
+TEST_F(Collectives, BitwiseReductionsOnIntegers) {
+  const int me_world = mpidist::rank();
+  for (const mpidist::Communicator& comm : {mpidist::world(), mpidist::world().split(0, -me_world)}) {
+    const int n = comm.size(), me = comm.rank();
+    const auto N = static_cast<std::size_t>(n);
+    const auto each_op_and_size = [&]<class T>() {
+      for (const ReduceOp op : {ReduceOp::BitAnd, ReduceOp::BitOr, ReduceOp::BitXor})
+        for (const std::size_t count : {std::size_t{0}, std::size_t{5}, std::size_t{70001}}) {
+          const std::string where = std::string(mpidist::to_string(op)) + " of " +
+                                    std::string(mpidist::to_string(mpidist::dtype_v<T>)) + ", count " + std::to_string(count);
+          std::vector<T> mine(count), want(count);
+          for (std::size_t i = 0; i < count; ++i) mine[i] = bits_at<T>(me, i), want[i] = bitwise_over_ranks<T>(op, n, i);
+          TestBuffer<T> buffer(mine);
+          mpidist::all_reduce(comm, buffer.view(), op);
+          EXPECT_EQ(buffer.read(), want) << "all_reduce, " << where;
+          TestBuffer<T> in(mine), out{std::vector<T>(count)};
+          mpidist::reduce(comm, in.view(), out.view(), op, n - 1);
+          if (me == n - 1) {
+            EXPECT_EQ(out.read(), want) << "reduce, " << where;
+          }
+          std::vector<T> blocks(count * N), block_want(count);
+          for (std::size_t j = 0; j < blocks.size(); ++j) blocks[j] = bits_at<T>(me, j);
+          for (std::size_t i = 0; i < count; ++i) block_want[i] = bitwise_over_ranks<T>(op, n, static_cast<std::size_t>(me) * count + i);
+          TestBuffer<T> scatter_in(blocks), scatter_out{std::vector<T>(count)};
+          mpidist::reduce_scatter(comm, scatter_in.view(), scatter_out.view(), op);
+          EXPECT_EQ(scatter_out.read(), block_want) << "reduce_scatter, " << where;
+        }
+    };
+    for_each_integer_dtype(each_op_and_size);
+    // Fused, and non-blocking: which ranks are done, as a bit mask (torch's BOR on a flag tensor).
+    std::vector<std::uint64_t> done(3, std::uint64_t{1} << me);
+    std::vector<std::int32_t> ids(4, me);
+    mpidist::all_reduce_many(comm, {std::span(done), std::span(ids)}, ReduceOp::BitOr);
+    std::int32_t any_id = 0;
+    for (int r = 0; r < n; ++r) any_id |= r;
+    EXPECT_EQ(done, std::vector<std::uint64_t>(3, (std::uint64_t{1} << n) - 1));
+    EXPECT_EQ(ids, std::vector<std::int32_t>(4, any_id));
+    std::vector<std::int64_t> parity(2, me);
+    mpidist::all_reduce_async(comm, std::span(parity), ReduceOp::BitXor).wait();
+    std::int64_t xor_of_ranks = 0;
+    for (int r = 0; r < n; ++r) xor_of_ranks ^= r;
+    EXPECT_EQ(parity, std::vector<std::int64_t>(2, xor_of_ranks));
+    // Floating-point elements have no bits to combine: an Error on every rank, then a right call.
+    std::vector<float> loss(3, 1.0f);
+    expect_error([&] { mpidist::all_reduce(comm, std::span(loss), ReduceOp::BitOr); }, {"all_reduce", "'bor'", "float32"});
+    expect_error([&] { mpidist::all_reduce_many(comm, {std::span(done), std::span(loss)}, ReduceOp::BitAnd); },
+                 {"'band'", "float32"});
+    mpidist::all_reduce(comm, std::span(done), ReduceOp::BitAnd);
+    EXPECT_EQ(done, std::vector<std::uint64_t>(3, (std::uint64_t{1} << n) - 1));
+  }
+  EXPECT_EQ(mpidist::reduce_op_from_string("bxor"), ReduceOp::BitXor);
+  EXPECT_EQ(mpidist::reduce_op_from_string("bit_and"), ReduceOp::BitAnd);
+  EXPECT_EQ(mpidist::to_string(ReduceOp::BitOr), "bor");
+}
+
 TEST_F(Collectives, ReduceScatterEveryTypeOpAndSize) {
   for_each_dtype([]<class T>() {
     for (auto op : tensor_ops)
