@@ -196,6 +196,37 @@ void all_to_all(const Communicator& comm, const In& ins, Out&& outs, Stream stre
              std::span<const BufferView>(detail::as_buffers(outs)), stream);
 }
 
+/// gather into a list of tensors on root (torch's `gather(tensor, gather_list, dst)`): root's
+/// `outs[r]` receives rank r's `in`, each of in's count, type and memory (an Error naming the first
+/// that is not); the other ranks' `outs` is not used (pass an empty list, `{}`). Root's list lying
+/// one after the other takes the direct path, else one host buffer; device memory goes through host
+/// memory on every rank (the others cannot know root's layout).
+void gather(InputView in, std::span<const BufferView> outs, int root = 0, Stream stream = nullptr);
+void gather(const Communicator& comm, InputView in, std::span<const BufferView> outs, int root = 0,
+            Stream stream = nullptr);
+template <detail::TensorList R>
+void gather(InputView in, R&& outs, int root = 0, Stream stream = nullptr) {
+  gather(in, std::span<const BufferView>(detail::as_buffers(outs)), root, stream);
+}
+template <detail::TensorList R>
+void gather(const Communicator& comm, InputView in, R&& outs, int root = 0, Stream stream = nullptr) {
+  gather(comm, in, std::span<const BufferView>(detail::as_buffers(outs)), root, stream);
+}
+/// scatter from a list of tensors on root (torch's `scatter(tensor, scatter_list, src)`): rank r's
+/// `out` receives root's `ins[r]`, each of out's count, type and memory; the other ranks' `ins` is
+/// not used (pass an empty list). Paths as gather's.
+void scatter(std::span<const InputView> ins, BufferView out, int root = 0, Stream stream = nullptr);
+void scatter(const Communicator& comm, std::span<const InputView> ins, BufferView out, int root = 0,
+             Stream stream = nullptr);
+template <detail::InputList R>
+void scatter(const R& ins, BufferView out, int root = 0, Stream stream = nullptr) {
+  scatter(std::span<const InputView>(detail::as_inputs(ins)), out, root, stream);
+}
+template <detail::InputList R>
+void scatter(const Communicator& comm, const R& ins, BufferView out, int root = 0, Stream stream = nullptr) {
+  scatter(comm, std::span<const InputView>(detail::as_inputs(ins)), out, root, stream);
+}
+
 /// virtex `average_across_processes`: in-place mean over all ranks.
 void average(BufferView buffer, Stream stream = nullptr);
 void average(const Communicator& comm, BufferView buffer, Stream stream = nullptr);

@@ -1,9 +1,10 @@
 // The list forms of torch: all_gather into a list of tensors, one per rank (all_gather(tensor_list,
-// tensor)), reduce_scatter from one (reduce_scatter(output, input_list)) and all_to_all between two
-// (all_to_all(output_tensor_list, input_tensor_list)), on top of the contiguous collectives:
-// straight from or into the lists when their tensors lie one after the other, else through host
-// buffers (host memory), or one rooted call per rank (device memory, where a contiguous buffer would
-// be device memory mpidist does not allocate; all_to_all's device lists are staged through host).
+// tensor)), reduce_scatter from one (reduce_scatter(output, input_list)), all_to_all between two
+// (all_to_all(output_tensor_list, input_tensor_list)), gather into and scatter from one on root
+// (gather_list, scatter_list), on top of the contiguous collectives: straight from or into the
+// lists when their tensors lie one after the other, else through host buffers (host memory), or one
+// rooted call per rank (all_gather's and reduce_scatter's device lists, where a contiguous buffer
+// would be device memory mpidist does not allocate; the others' device lists go through host).
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -13,6 +14,7 @@
 #include "mpidist/collectives.hpp"
 #include "mpidist/error.hpp"
 #include "mpidist/guards.hpp"
+#include "mpidist/objects.hpp"
 
 namespace mpidist {
 namespace {
@@ -50,7 +52,7 @@ void check_list(const Communicator& comm, const char* operation, const BufferVie
   }
 }
 
-void gather_into_list(const Communicator& comm, const InputView& in, std::span<const BufferView> outs, Stream stream) {
+void all_gather_into_list(const Communicator& comm, const InputView& in, std::span<const BufferView> outs, Stream stream) {
   constexpr const char* operation = "all_gather";
   check_list(comm, operation, in, "input", outs);
   const std::size_t bytes = in.bytes();
@@ -111,11 +113,11 @@ const std::byte* packed(std::span<const View> list) {
 
 // Moves `bytes` between host memory and a tensor of the list (a copy, or a device copy waited for:
 // the host buffer it reads or fills is gone when the call returns).
-void copy_between(void* to, const void* from, std::size_t bytes, int device, Stream stream) {
+void copy_between(const char* operation, void* to, const void* from, std::size_t bytes, int device, Stream stream) {
   if (bytes == 0) return;
   if (device < 0) return static_cast<void>(std::memcpy(to, from, bytes));
-  detail::copy_device_memory("all_to_all", to, from, bytes, device, stream);
-  detail::synchronize_stream("all_to_all", stream, device);
+  detail::copy_device_memory(operation, to, from, bytes, device, stream);
+  detail::synchronize_stream(operation, stream, device);
 }
 
 void all_to_all_lists(const Communicator& comm, std::span<const InputView> ins, std::span<const BufferView> outs,
@@ -168,19 +170,86 @@ void all_to_all_lists(const Communicator& comm, std::span<const InputView> ins, 
   const std::size_t element = size_of(dtype);
   std::vector<std::byte> sent(send_total * element), received(recv_total * element);
   for (std::size_t r = 0, at = 0; r < n; at += ins[r].bytes(), ++r)
-    copy_between(sent.data() + at, ins[r].data(), ins[r].bytes(), ins[r].device(), stream);
+    copy_between(operation, sent.data() + at, ins[r].data(), ins[r].bytes(), ins[r].device(), stream);
   all_to_all(comm, InputView(sent.data(), send_total, dtype), send, BufferView(received.data(), recv_total, dtype), recv);
   for (std::size_t r = 0, at = 0; r < n; at += outs[r].bytes(), ++r)
-    copy_between(outs[r].data(), received.data() + at, outs[r].bytes(), outs[r].device(), stream);
+    copy_between(operation, outs[r].data(), received.data() + at, outs[r].bytes(), outs[r].device(), stream);
+}
+
+// Root's list, checked on root and its verdict sent to every rank (one small broadcast): a bad list
+// is the same Error everywhere, where root failing alone would leave the others waiting in the
+// collective until the communicator's timeout.
+template <class View>
+void check_root_list(const Communicator& comm, const char* operation, const BufferView& single, const char* role,
+                     std::span<const View> list, int root) {
+  std::string problem;
+  if (this_rank(comm) == root) {
+    try {
+      check_list(comm, operation, single, role, list);
+    } catch (const Error& error) {
+      problem = error.detail();
+    }
+  }
+  problem = broadcast(comm, problem, root);
+  if (!problem.empty())
+    throw Error(comm.name(), operation, this_rank(comm) == root ? problem : "root " + std::to_string(root) + "'s list: " + problem);
+}
+
+// What both rooted list forms know once root's list is checked.
+struct Rooted {
+  bool at_root;
+  std::size_t ranks;
+  std::size_t bytes;  // of the one tensor of every rank
+  DataType dtype;
+};
+template <class View>
+Rooted rooted(const Communicator& comm, const char* operation, const BufferView& single, const char* role,
+              std::span<const View> list, int root) {
+  check_root_list(comm, operation, single, role, list, root);
+  return {this_rank(comm) == root, static_cast<std::size_t>(ranks(comm)), single.bytes(), single.dtype()};
+}
+
+// Root's list: direct when it lies one after the other, else through one host buffer. Device
+// memory goes through host memory on every rank, root's list or not: the others cannot know
+// root's layout, and every rank must take the path root takes.
+void gather_into_list(const Communicator& comm, const InputView& in, std::span<const BufferView> outs, int root,
+                      Stream stream) {
+  constexpr const char* operation = "gather";
+  const auto [at_root, n, bytes, dtype] = rooted(comm, operation, in, "input", outs, root);
+  if (in.memory() == MemoryKind::Host && !at_root) return gather(comm, in, BufferView(nullptr, 0, dtype), root, stream);
+  if (in.memory() == MemoryKind::Host && one_after_another(outs, bytes))
+    return gather(comm, in, BufferView(outs[0].data(), n * in.count(), dtype), root, stream);
+  std::vector<std::byte> mine(in.memory() == MemoryKind::Host ? 0 : bytes), all(at_root ? n * bytes : 0);
+  if (!mine.empty()) copy_between(operation, mine.data(), in.data(), bytes, in.device(), stream);
+  const InputView sent = mine.empty() && bytes > 0 ? in : InputView(mine.data(), in.count(), dtype);
+  gather(comm, sent, BufferView(all.data(), at_root ? n * in.count() : 0, dtype), root);
+  if (at_root)
+    for (std::size_t r = 0; r < n; ++r) copy_between(operation, outs[r].data(), all.data() + r * bytes, bytes, outs[r].device(), stream);
+}
+
+// The mirror of gather_into_list: root's list one after the other goes as it is.
+void scatter_from_list(const Communicator& comm, std::span<const InputView> ins, const BufferView& out, int root,
+                       Stream stream) {
+  constexpr const char* operation = "scatter";
+  const auto [at_root, n, bytes, dtype] = rooted(comm, operation, out, "output", ins, root);
+  if (out.memory() == MemoryKind::Host && !at_root) return scatter(comm, InputView(nullptr, 0, dtype), out, root, stream);
+  if (out.memory() == MemoryKind::Host && one_after_another(ins, bytes))
+    return scatter(comm, InputView(ins[0].data(), n * out.count(), dtype), out, root, stream);
+  std::vector<std::byte> all(at_root ? n * bytes : 0), mine(out.memory() == MemoryKind::Host ? 0 : bytes);
+  if (at_root)
+    for (std::size_t r = 0; r < n; ++r) copy_between(operation, all.data() + r * bytes, ins[r].data(), bytes, ins[r].device(), stream);
+  const BufferView received = mine.empty() && bytes > 0 ? out : BufferView(mine.data(), out.count(), dtype);
+  scatter(comm, InputView(all.data(), at_root ? n * out.count() : 0, dtype), received, root);
+  if (!mine.empty()) copy_between(operation, out.data(), mine.data(), bytes, out.device(), stream);
 }
 
 }  // namespace
 
 void all_gather(InputView in, std::span<const BufferView> outs, Stream stream) {
-  gather_into_list(world(), in, outs, stream);
+  all_gather_into_list(world(), in, outs, stream);
 }
 void all_gather(const Communicator& comm, InputView in, std::span<const BufferView> outs, Stream stream) {
-  gather_into_list(comm, in, outs, stream);
+  all_gather_into_list(comm, in, outs, stream);
 }
 
 void reduce_scatter(std::span<const InputView> ins, BufferView out, ReduceOp op, Stream stream) {
@@ -196,6 +265,20 @@ void all_to_all(std::span<const InputView> ins, std::span<const BufferView> outs
 }
 void all_to_all(const Communicator& comm, std::span<const InputView> ins, std::span<const BufferView> outs, Stream stream) {
   all_to_all_lists(comm, ins, outs, stream);
+}
+
+void gather(InputView in, std::span<const BufferView> outs, int root, Stream stream) {
+  gather_into_list(world(), in, outs, root, stream);
+}
+void gather(const Communicator& comm, InputView in, std::span<const BufferView> outs, int root, Stream stream) {
+  gather_into_list(comm, in, outs, root, stream);
+}
+
+void scatter(std::span<const InputView> ins, BufferView out, int root, Stream stream) {
+  scatter_from_list(world(), ins, out, root, stream);
+}
+void scatter(const Communicator& comm, std::span<const InputView> ins, BufferView out, int root, Stream stream) {
+  scatter_from_list(comm, ins, out, root, stream);
 }
 
 }  // namespace mpidist

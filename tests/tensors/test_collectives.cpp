@@ -403,6 +403,87 @@ TEST_F(Collectives, AllToAllBetweenLists) {
   }
 }
 
+TEST_F(Collectives, GatherAndScatterWithLists) {
+  const int me_world = mpidist::rank();
+  for (const mpidist::Communicator& comm : {mpidist::world(), mpidist::world().split(0, -me_world)}) {
+    const int n = comm.size(), me = comm.rank();
+    const auto N = static_cast<std::size_t>(n);
+    const auto value = [](int from, int to, std::size_t i) { return static_cast<float>(from * 1000 + to * 10 + static_cast<int>(i % 7)); };
+    for (const int root : {0, n - 1})
+      for (const std::size_t count : {std::size_t{0}, std::size_t{5}, std::size_t{70001}}) {
+        const std::string where = "root " + std::to_string(root) + ", count " + std::to_string(count);
+        std::vector<float> mine(count);
+        for (std::size_t i = 0; i < count; ++i) mine[i] = value(me, root, i);
+        TestBuffer<float> in(mine);
+        // gather: separate tensors on root, then one after the other; nothing elsewhere.
+        std::vector<std::unique_ptr<TestBuffer<float>>> held;
+        std::vector<mpidist::BufferView> outs;
+        TestBuffer<float> together(std::vector<float>(me == root ? count * N : 0, -1.0f));
+        std::vector<mpidist::BufferView> adjacent;
+        if (me == root)
+          for (std::size_t r = 0; r < N; ++r) {
+            held.push_back(std::make_unique<TestBuffer<float>>(std::vector<float>(count, -1.0f)));
+            outs.push_back(held.back()->view());
+            adjacent.push_back(mpidist::BufferView(together.data() + r * count, count));
+          }
+        mpidist::gather(comm, in.view(), outs, root);
+        mpidist::gather(comm, in.view(), adjacent, root);
+        if (me == root) {
+          const auto all = together.read();
+          for (int r = 0; r < n; ++r) {
+            std::vector<float> want(count);
+            for (std::size_t i = 0; i < count; ++i) want[i] = value(r, root, i);
+            EXPECT_EQ(held[static_cast<std::size_t>(r)]->read(), want) << "gather, " << where << ", from " << r;
+            EXPECT_EQ(std::vector<float>(all.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r) * count),
+                                         all.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r + 1) * count)),
+                      want)
+                << "gather one after the other, " << where;
+          }
+        }
+        // scatter: root's tensors for each rank, separate and one after the other.
+        std::vector<mpidist::InputView> ins;
+        std::vector<float> for_all;
+        std::vector<std::unique_ptr<TestBuffer<float>>> parts;
+        if (me == root)
+          for (int r = 0; r < n; ++r) {
+            std::vector<float> part(count);
+            for (std::size_t i = 0; i < count; ++i) part[i] = value(root, r, i);
+            for_all.insert(for_all.end(), part.begin(), part.end());
+            parts.push_back(std::make_unique<TestBuffer<float>>(part));
+            ins.push_back(parts.back()->view());
+          }
+        TestBuffer<float> from_root(for_all);
+        std::vector<mpidist::InputView> ins_adjacent;
+        if (me == root)
+          for (std::size_t r = 0; r < N; ++r) ins_adjacent.push_back(mpidist::BufferView(from_root.data() + r * count, count));
+        std::vector<float> want(count);
+        for (std::size_t i = 0; i < count; ++i) want[i] = value(root, me, i);
+        TestBuffer<float> out(std::vector<float>(count, -1.0f)), out2(std::vector<float>(count, -1.0f));
+        mpidist::scatter(comm, ins, out.view(), root);
+        mpidist::scatter(comm, ins_adjacent, out2.view(), root);
+        EXPECT_EQ(out.read(), want) << "scatter, " << where;
+        EXPECT_EQ(out2.read(), want) << "scatter one after the other, " << where;
+      }
+    // As users hold them: vectors of vectors on root, an empty list elsewhere.
+    std::vector<std::vector<double>> per_rank(me == 0 ? N : 0, std::vector<double>(3, -1.0));
+    mpidist::gather(comm, std::vector<double>(3, me + 0.5), per_rank, 0);
+    for (int r = 0; me == 0 && r < n; ++r) EXPECT_EQ(per_rank[static_cast<std::size_t>(r)], std::vector<double>(3, r + 0.5));
+    std::vector<double> got(3);
+    mpidist::scatter(comm, std::as_const(per_rank), got, 0);
+    EXPECT_EQ(got, std::vector<double>(3, me + 0.5));
+    // A bad list on root is the same Error on every rank (root checks it and tells the others), then a right call.
+    std::vector<std::vector<double>> short_list(me == n - 1 ? N + 1 : 0, std::vector<double>(3));
+    expect_error([&] { mpidist::gather(comm, std::vector<double>(3), short_list, n - 1); },
+                 {"gather", "holds " + std::to_string(N + 1) + " tensors"});
+    std::vector<std::vector<double>> wrong_size(me == n - 1 ? N : 0, std::vector<double>(2));
+    expect_error([&] { mpidist::scatter(comm, wrong_size, got, n - 1); }, {"scatter", "of the list holds 2 float64"});
+    mpidist::gather(comm, std::vector<double>(3, me * 2.0), per_rank, 0);
+    if (me == 0) {
+      EXPECT_EQ(per_rank.back(), std::vector<double>(3, (n - 1) * 2.0));
+    }
+  }
+}
+
 // Bits that differ by rank and index (splitmix64's finalizer): every bit of T is set somewhere,
 // negative values too.
 template <class T>
