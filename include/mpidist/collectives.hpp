@@ -140,7 +140,8 @@ void all_reduce_many(const Communicator& comm, R&& buffers, ReduceOp op = Reduce
 /// input first as in every call here): `outs[r]` receives rank r's `in`, each of in's count and
 /// type (an Error naming the first that is not, and a list of another length). Straight into the
 /// list when its tensors lie one after the other; otherwise through one contiguous host buffer
-/// (host memory) or a broadcast from each rank (device memory). `in` may be `outs[rank]`.
+/// (host memory) or a broadcast from each rank (device memory, where the ranks first agree on the
+/// layout: one small reduction). `in` may be `outs[rank]`.
 void all_gather(InputView in, std::span<const BufferView> outs, Stream stream = nullptr);
 void all_gather(const Communicator& comm, InputView in, std::span<const BufferView> outs, Stream stream = nullptr);
 /// The list as it is held: a std::vector<std::vector<float>>, a vector of spans.
@@ -157,7 +158,8 @@ void all_gather(const Communicator& comm, InputView in, R&& outs, Stream stream 
 /// the input first as in every call here): `out` receives the reduction over the ranks of their
 /// `ins[rank]`, each of out's count and type (an Error naming the first that is not, and a list of
 /// another length). Straight from the list when its tensors lie one after the other; otherwise
-/// through one contiguous host buffer (host memory) or a reduce to each rank (device memory).
+/// through one contiguous host buffer (host memory) or a reduce to each rank (device memory, where
+/// the ranks first agree on the layout: one small reduction).
 /// `out` may be `ins[rank]`.
 void reduce_scatter(std::span<const InputView> ins, BufferView out, ReduceOp op = ReduceOp::Sum,
                     Stream stream = nullptr);
@@ -179,8 +181,8 @@ void reduce_scatter(const Communicator& comm, const R& ins, BufferView out, Redu
 /// `outs[i]` receives rank i's `ins[this rank]`, which it must match in count (sizes may differ by
 /// rank, as the uneven all_to_all's counts). One element type and one memory for every tensor of both
 /// lists (an Error naming the first that differs, and a list of another length). Straight from and
-/// into the lists when each lies one after the other; otherwise through one host buffer each way
-/// (device memory staged through it).
+/// into the lists when each lies one after the other on every rank (agreed first: one small
+/// reduction); otherwise through one host buffer each way (device memory staged through it).
 void all_to_all(std::span<const InputView> ins, std::span<const BufferView> outs, Stream stream = nullptr);
 void all_to_all(const Communicator& comm, std::span<const InputView> ins, std::span<const BufferView> outs,
                 Stream stream = nullptr);

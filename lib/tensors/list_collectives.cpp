@@ -31,6 +31,12 @@ bool one_after_another(std::span<const View> list, std::size_t bytes) {
 int ranks(const Communicator& comm) { return MainProcessContext::depth() > 0 ? 1 : comm.size(); }
 int this_rank(const Communicator& comm) { return MainProcessContext::depth() > 0 ? 0 : comm.rank(); }
 
+// Whether `mine` holds on every rank (one small reduction). A device list's layout picks between
+// collectives (one over the whole list, or one per rank, or host staging), and separately allocated
+// tensors may lie one after the other on some ranks only: every rank must pick alike. A host list's
+// layout of all_gather and reduce_scatter picks only where the data is copied, and needs none.
+bool everywhere(const Communicator& comm, bool mine) { return all_reduce(comm, mine ? 1 : 0, ReduceOp::Min) == 1; }
+
 // One tensor per rank, each of `single`'s count, type and memory (`role`: "input", "output").
 template <class View>
 void check_list(const Communicator& comm, const char* operation, const BufferView& single, const char* role,
@@ -57,11 +63,13 @@ void all_gather_into_list(const Communicator& comm, const InputView& in, std::sp
   check_list(comm, operation, in, "input", outs);
   const std::size_t bytes = in.bytes();
   if (outs.empty()) return;
-  if (one_after_another(outs, bytes)) {
+  const bool host = in.memory() == MemoryKind::Host;
+  const bool adjacent = one_after_another(outs, bytes);
+  if (host ? adjacent : everywhere(comm, adjacent)) {
     all_gather(comm, in, BufferView(outs[0].data(), outs.size() * in.count(), in.dtype()), stream);
     return;
   }
-  if (in.memory() == MemoryKind::Host) {
+  if (host) {
     std::vector<std::byte> all(outs.size() * bytes);
     all_gather(comm, in, BufferView(all.data(), outs.size() * in.count(), in.dtype()), stream);
     for (std::size_t r = 0; r < outs.size(); ++r)
@@ -80,11 +88,13 @@ void reduce_scatter_from_list(const Communicator& comm, std::span<const InputVie
   check_list(comm, operation, out, "output", ins);
   const std::size_t bytes = out.bytes();
   if (ins.empty()) return;
-  if (one_after_another(ins, bytes)) {
+  const bool host = out.memory() == MemoryKind::Host;
+  const bool adjacent = one_after_another(ins, bytes);
+  if (host ? adjacent : everywhere(comm, adjacent)) {
     reduce_scatter(comm, InputView(ins[0].data(), ins.size() * out.count(), out.dtype()), out, op, stream);
     return;
   }
-  if (out.memory() == MemoryKind::Host) {
+  if (host) {
     std::vector<std::byte> all(ins.size() * bytes);
     for (std::size_t r = 0; r < ins.size(); ++r)
       if (bytes > 0) std::memcpy(all.data() + r * bytes, ins[r].data(), bytes);
@@ -161,7 +171,10 @@ void all_to_all_lists(const Communicator& comm, std::span<const InputView> ins, 
   }
   const std::byte* in_base = packed(ins);
   const std::byte* out_base = packed(outs);
-  if ((in_base != nullptr || send_total == 0) && (out_base != nullptr || recv_total == 0)) {
+  const bool direct = (in_base != nullptr || send_total == 0) && (out_base != nullptr || recv_total == 0);
+  // Agreed on every rank, whatever its memory: device lists staged on some ranks only would meet
+  // device lists elsewhere in one call, and a rank that moves nothing cannot tell which it holds.
+  if (everywhere(comm, direct)) {
     all_to_all(comm, InputView(const_cast<std::byte*>(in_base), send_total, dtype), send,
                BufferView(const_cast<std::byte*>(out_base), recv_total, dtype), recv, stream);
     return;

@@ -403,6 +403,83 @@ TEST_F(Collectives, AllToAllBetweenLists) {
   }
 }
 
+// Separately allocated tensors may lie one after the other on some ranks only: on device memory the
+// layout picks the collective, so the ranks must pick alike (here rank 0's lists are adjacent, the
+// others' separate; in all_to_all the last rank moves nothing at all).
+TEST_F(Collectives, ListLayoutsThatDifferByRank) {
+  const int n = mpidist::world_size(), me = mpidist::rank();
+  const auto N = static_cast<std::size_t>(n);
+  for (const std::size_t count : {std::size_t{5}, std::size_t{70001}}) {
+    const auto value = [](int from, int to, std::size_t i) { return static_cast<float>(from * 1000 + to * 10 + static_cast<int>(i % 7)); };
+    // One buffer cut into views (rank 0), or one buffer per view (the others), each filled by `fill(r)`.
+    struct Lists {
+      std::vector<std::unique_ptr<TestBuffer<float>>> held;
+      std::vector<mpidist::BufferView> views;
+    };
+    const auto make = [&](const std::vector<std::size_t>& counts, auto fill) {
+      Lists lists;
+      if (me == 0) {
+        std::vector<float> all;
+        for (std::size_t r = 0; r < counts.size(); ++r) {
+          const auto part = fill(static_cast<int>(r), counts[r]);
+          all.insert(all.end(), part.begin(), part.end());
+        }
+        lists.held.push_back(std::make_unique<TestBuffer<float>>(all));
+        for (std::size_t r = 0, at = 0; r < counts.size(); at += counts[r], ++r)
+          lists.views.push_back(mpidist::BufferView(lists.held[0]->data() + at, counts[r]));
+      } else {
+        for (std::size_t r = 0; r < counts.size(); ++r) {
+          lists.held.push_back(std::make_unique<TestBuffer<float>>(fill(static_cast<int>(r), counts[r])));
+          lists.views.push_back(lists.held.back()->view());
+        }
+      }
+      return lists;
+    };
+    const auto read = [&](Lists& lists, std::size_t r, std::size_t k) {
+      if (me != 0) return lists.held[r]->read();
+      std::size_t at = 0;
+      for (std::size_t q = 0; q < r; ++q) at += lists.views[q].count();
+      const auto all = lists.held[0]->read();
+      return std::vector<float>(all.begin() + static_cast<std::ptrdiff_t>(at), all.begin() + static_cast<std::ptrdiff_t>(at + k));
+    };
+    const auto blank = [](int, std::size_t k) { return std::vector<float>(k, -1.0f); };
+    const auto values_to = [&](int r, std::size_t k) {
+      std::vector<float> v(k);
+      for (std::size_t i = 0; i < k; ++i) v[i] = value(me, r, i);
+      return v;
+    };
+    std::vector<float> mine(count);
+    for (std::size_t i = 0; i < count; ++i) mine[i] = value(me, me, i);
+    TestBuffer<float> in(mine);
+    Lists gathered = make(std::vector<std::size_t>(N, count), blank);
+    mpidist::all_gather(in.view(), gathered.views);
+    for (int r = 0; r < n; ++r) {
+      std::vector<float> want(count);
+      for (std::size_t i = 0; i < count; ++i) want[i] = value(r, r, i);
+      EXPECT_EQ(read(gathered, static_cast<std::size_t>(r), count), want) << "all_gather, count " << count;
+    }
+    Lists scattered = make(std::vector<std::size_t>(N, count), values_to);
+    std::vector<mpidist::InputView> ins(scattered.views.begin(), scattered.views.end());
+    TestBuffer<float> out(std::vector<float>(count, -1.0f));
+    mpidist::reduce_scatter(ins, out.view());
+    std::vector<float> sum(count, 0.0f);
+    for (int s = 0; s < n; ++s)
+      for (std::size_t i = 0; i < count; ++i) sum[i] += value(s, me, i);
+    EXPECT_EQ(out.read(), sum) << "reduce_scatter, count " << count;
+    const auto pair = [&](int s, int r) { return s == n - 1 || r == n - 1 ? std::size_t{0} : count + static_cast<std::size_t>(s + r); };
+    std::vector<std::size_t> send(N), recv(N);
+    for (int r = 0; r < n; ++r) send[static_cast<std::size_t>(r)] = pair(me, r), recv[static_cast<std::size_t>(r)] = pair(r, me);
+    Lists sent = make(send, values_to), received = make(recv, blank);
+    std::vector<mpidist::InputView> send_views(sent.views.begin(), sent.views.end());
+    mpidist::all_to_all(send_views, received.views);
+    for (int r = 0; r < n; ++r) {
+      std::vector<float> want(pair(r, me));
+      for (std::size_t i = 0; i < want.size(); ++i) want[i] = value(r, me, i);
+      EXPECT_EQ(read(received, static_cast<std::size_t>(r), want.size()), want) << "all_to_all, count " << count << " from " << r;
+    }
+  }
+}
+
 TEST_F(Collectives, GatherAndScatterWithLists) {
   const int me_world = mpidist::rank();
   for (const mpidist::Communicator& comm : {mpidist::world(), mpidist::world().split(0, -me_world)}) {
