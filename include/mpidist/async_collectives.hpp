@@ -107,6 +107,95 @@ requires detail::TensorList<R&>
 [[nodiscard]] Work all_gather_v_async(const Communicator& comm, InputView in, BufferView out,
                                       Counts counts, Stream stream = nullptr);
 
+/// gather and scatter (collectives.hpp): root's `out` (gather) or `in` (scatter) holds size blocks.
+[[nodiscard]] Work gather_async(InputView in, BufferView out, int root = 0, Stream stream = nullptr);
+[[nodiscard]] Work gather_async(const Communicator& comm, InputView in, BufferView out, int root = 0,
+                                Stream stream = nullptr);
+[[nodiscard]] Work scatter_async(InputView in, BufferView out, int root = 0, Stream stream = nullptr);
+[[nodiscard]] Work scatter_async(const Communicator& comm, InputView in, BufferView out, int root = 0,
+                                 Stream stream = nullptr);
+
+/// The list forms (collectives.hpp: torch's `all_gather(tensor_list, tensor, async_op=True)` and the
+/// others'): started as the blocking form runs, with the same checks at issue (an Error in the
+/// Work). Where the list goes through a host buffer, `wait()` (or a `test()` that returns true)
+/// copies the results into the list's tensors: read them after it. The lists' tensors must stay
+/// alive until then; the lists themselves (the vectors of views) may go at once.
+[[nodiscard]] Work all_gather_async(InputView in, std::span<const BufferView> outs, Stream stream = nullptr);
+[[nodiscard]] Work all_gather_async(const Communicator& comm, InputView in, std::span<const BufferView> outs,
+                                    Stream stream = nullptr);
+[[nodiscard]] Work reduce_scatter_async(std::span<const InputView> ins, BufferView out, ReduceOp op = ReduceOp::Sum,
+                                        Stream stream = nullptr);
+[[nodiscard]] Work reduce_scatter_async(const Communicator& comm, std::span<const InputView> ins, BufferView out,
+                                        ReduceOp op = ReduceOp::Sum, Stream stream = nullptr);
+[[nodiscard]] Work all_to_all_async(std::span<const InputView> ins, std::span<const BufferView> outs,
+                                    Stream stream = nullptr);
+[[nodiscard]] Work all_to_all_async(const Communicator& comm, std::span<const InputView> ins,
+                                    std::span<const BufferView> outs, Stream stream = nullptr);
+[[nodiscard]] Work gather_async(InputView in, std::span<const BufferView> outs, int root = 0, Stream stream = nullptr);
+[[nodiscard]] Work gather_async(const Communicator& comm, InputView in, std::span<const BufferView> outs, int root = 0,
+                                Stream stream = nullptr);
+[[nodiscard]] Work scatter_async(std::span<const InputView> ins, BufferView out, int root = 0, Stream stream = nullptr);
+[[nodiscard]] Work scatter_async(const Communicator& comm, std::span<const InputView> ins, BufferView out, int root = 0,
+                                 Stream stream = nullptr);
+/// The lists as they are held: std::vector<std::vector<float>>, vectors of spans or of views. A
+/// list of containers is taken as an lvalue only: its tensors must outlive the Work.
+template <detail::TensorList R>
+  requires detail::KeptList<R>
+[[nodiscard]] Work all_gather_async(InputView in, R&& outs, Stream stream = nullptr) {
+  return all_gather_async(in, std::span<const BufferView>(detail::as_buffers(outs)), stream);
+}
+template <detail::TensorList R>
+  requires detail::KeptList<R>
+[[nodiscard]] Work all_gather_async(const Communicator& comm, InputView in, R&& outs, Stream stream = nullptr) {
+  return all_gather_async(comm, in, std::span<const BufferView>(detail::as_buffers(outs)), stream);
+}
+template <class R>
+  requires detail::InputList<std::remove_cvref_t<R>> && detail::KeptList<R>
+[[nodiscard]] Work reduce_scatter_async(R&& ins, BufferView out, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr) {
+  return reduce_scatter_async(std::span<const InputView>(detail::as_inputs(ins)), out, op, stream);
+}
+template <class R>
+  requires detail::InputList<std::remove_cvref_t<R>> && detail::KeptList<R>
+[[nodiscard]] Work reduce_scatter_async(const Communicator& comm, R&& ins, BufferView out,
+                                        ReduceOp op = ReduceOp::Sum, Stream stream = nullptr) {
+  return reduce_scatter_async(comm, std::span<const InputView>(detail::as_inputs(ins)), out, op, stream);
+}
+template <class In, class Out>
+  requires detail::AnyInputList<std::remove_cvref_t<In>> && detail::AnyTensorList<Out> && detail::KeptList<In> &&
+           detail::KeptList<Out>
+[[nodiscard]] Work all_to_all_async(In&& ins, Out&& outs, Stream stream = nullptr) {
+  return all_to_all_async(std::span<const InputView>(detail::as_inputs(ins)),
+                          std::span<const BufferView>(detail::as_buffers(outs)), stream);
+}
+template <class In, class Out>
+  requires detail::AnyInputList<std::remove_cvref_t<In>> && detail::AnyTensorList<Out> && detail::KeptList<In> &&
+           detail::KeptList<Out>
+[[nodiscard]] Work all_to_all_async(const Communicator& comm, In&& ins, Out&& outs, Stream stream = nullptr) {
+  return all_to_all_async(comm, std::span<const InputView>(detail::as_inputs(ins)),
+                          std::span<const BufferView>(detail::as_buffers(outs)), stream);
+}
+template <detail::TensorList R>
+  requires detail::KeptList<R>
+[[nodiscard]] Work gather_async(InputView in, R&& outs, int root = 0, Stream stream = nullptr) {
+  return gather_async(in, std::span<const BufferView>(detail::as_buffers(outs)), root, stream);
+}
+template <detail::TensorList R>
+  requires detail::KeptList<R>
+[[nodiscard]] Work gather_async(const Communicator& comm, InputView in, R&& outs, int root = 0, Stream stream = nullptr) {
+  return gather_async(comm, in, std::span<const BufferView>(detail::as_buffers(outs)), root, stream);
+}
+template <class R>
+  requires detail::InputList<std::remove_cvref_t<R>> && detail::KeptList<R>
+[[nodiscard]] Work scatter_async(R&& ins, BufferView out, int root = 0, Stream stream = nullptr) {
+  return scatter_async(std::span<const InputView>(detail::as_inputs(ins)), out, root, stream);
+}
+template <class R>
+  requires detail::InputList<std::remove_cvref_t<R>> && detail::KeptList<R>
+[[nodiscard]] Work scatter_async(const Communicator& comm, R&& ins, BufferView out, int root = 0,
+                                 Stream stream = nullptr) {
+  return scatter_async(comm, std::span<const InputView>(detail::as_inputs(ins)), out, root, stream);
+}
+
 /// all_reduce_async on a span.
 template <Element T, std::size_t Extent>
 [[nodiscard]] Work all_reduce_async(std::span<T, Extent> buffer, ReduceOp op = ReduceOp::Sum, Stream stream = nullptr) {

@@ -275,6 +275,16 @@ concept AnyInputList = InputList<R> || std::convertible_to<const R&, std::span<c
 template <class R>
 concept AnyTensorList = TensorList<R> || std::convertible_to<R&, std::span<const BufferView>>;
 
+/// A list a non-blocking call may take as a temporary: its tensors are views of memory held
+/// elsewhere (BufferViews, InputViews, spans). A list of containers holds the tensors themselves,
+/// which must outlive the call's Work: it is taken as an lvalue only.
+template <class R>
+concept ListOfViews = std::same_as<std::ranges::range_value_t<R>, BufferView> ||
+                      std::same_as<std::ranges::range_value_t<R>, InputView> ||
+                      std::ranges::view<std::ranges::range_value_t<R>>;
+template <class R>
+concept KeptList = std::is_lvalue_reference_v<R> || ListOfViews<std::remove_cvref_t<R>>;
+
 template <class R>
 std::vector<InputView> as_inputs(const R& tensors) {
   std::vector<InputView> views;

@@ -69,31 +69,18 @@ void with_element_type(ArithKind kind, std::size_t size, F&& fn) {
 // bool is 0/1, so "any" is the maximum and "all" the minimum (Avg truncates to "all"); its bits
 // (one byte of 0 or 1) combine as any integer's.
 MPI_Op mpi_op_of(ArithKind kind, ReduceOp op) {
-  if (op == ReduceOp::BitAnd) return MPI_BAND;
-  if (op == ReduceOp::BitOr) return MPI_BOR;
-  if (op == ReduceOp::BitXor) return MPI_BXOR;
-  if (kind == ArithKind::Bool) {
-    const bool any = op == ReduceOp::Sum || op == ReduceOp::Max || op == ReduceOp::Or;
-    return any ? MPI_MAX : MPI_MIN;
-  }
+  const bool boolean = kind == ArithKind::Bool;
   switch (op) {
-    case ReduceOp::Sum:
-    case ReduceOp::Avg:
-      return MPI_SUM;
-    case ReduceOp::Product:
-      return MPI_PROD;
-    case ReduceOp::Min:
-      return MPI_MIN;
-    case ReduceOp::Max:
-      return MPI_MAX;
-    case ReduceOp::And:
-      return MPI_LAND;
-    case ReduceOp::Or:
-      return MPI_LOR;
-    case ReduceOp::BitAnd:
-    case ReduceOp::BitOr:
-    case ReduceOp::BitXor:
-      break;  // above
+    case ReduceOp::Sum: return boolean ? MPI_MAX : MPI_SUM;
+    case ReduceOp::Avg: return boolean ? MPI_MIN : MPI_SUM;
+    case ReduceOp::Product: return boolean ? MPI_MIN : MPI_PROD;
+    case ReduceOp::Min: return MPI_MIN;
+    case ReduceOp::Max: return MPI_MAX;
+    case ReduceOp::And: return boolean ? MPI_MIN : MPI_LAND;
+    case ReduceOp::Or: return boolean ? MPI_MAX : MPI_LOR;
+    case ReduceOp::BitAnd: return MPI_BAND;  // floating point is refused before (reduce_elements)
+    case ReduceOp::BitOr: return MPI_BOR;
+    case ReduceOp::BitXor: return MPI_BXOR;
   }
   return MPI_OP_NULL;
 }

@@ -209,6 +209,7 @@ Work barrier_async(const Communicator& comm) {
   return detail::barrier_async(detail::group_of(comm, "barrier"), [&] { barrier(comm); });
 }
 
-// all_to_all_async and all_gather_v_async: in uneven.cpp, beside their blocking forms.
+// all_to_all_async, all_gather_v_async, gather_async and scatter_async: in uneven.cpp, beside their
+// blocking forms; the list forms in list_collectives.cpp.
 
 }  // namespace mpidist

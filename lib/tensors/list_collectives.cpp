@@ -5,12 +5,18 @@
 // lists when their tensors lie one after the other, else through host buffers (host memory), or one
 // rooted call per rank (all_gather's and reduce_scatter's device lists, where a contiguous buffer
 // would be device memory mpidist does not allocate; the others' device lists go through host).
+// Their non-blocking forms start the same collectives and copy out of the host buffers when waited.
 #include <cstddef>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "core/async_lane.hpp"
 #include "core/device_backend.hpp"
+#include "core/joined_work.hpp"
+#include "mpidist/async_collectives.hpp"
 #include "mpidist/collectives.hpp"
 #include "mpidist/error.hpp"
 #include "mpidist/guards.hpp"
@@ -19,12 +25,26 @@
 namespace mpidist {
 namespace {
 
+// Where `list` starts when each of its tensors lies right after the one before it, whatever their
+// sizes (empty ones anywhere); null otherwise.
 template <class View>
-bool one_after_another(std::span<const View> list, std::size_t bytes) {
-  const auto* first = static_cast<const std::byte*>(list[0].data());
-  for (std::size_t r = 1; r < list.size(); ++r)
-    if (list[r].data() != first + r * bytes || list[r].device() != list[0].device()) return false;
-  return true;
+const std::byte* packed(std::span<const View> list) {
+  const std::byte* base = nullptr;
+  std::size_t offset = 0;
+  for (const View& tensor : list) {
+    if (tensor.count() == 0) continue;
+    const auto* at = static_cast<const std::byte*>(tensor.data());
+    if (base == nullptr) base = at;  // the first that holds elements: nothing before it
+    else if (at != base + offset) return nullptr;
+    offset += tensor.bytes();
+  }
+  return base;
+}
+
+// Whether a list of tensors of one size lies one after the other, as one buffer would.
+template <class View>
+bool one_after_another(std::span<const View> list) {
+  return list.empty() || list[0].count() == 0 || packed(list) != nullptr;
 }
 
 // The group the call runs on: inside a MainProcessContext, this rank alone (as every collective).
@@ -58,67 +78,128 @@ void check_list(const Communicator& comm, const char* operation, const BufferVie
   }
 }
 
-void all_gather_into_list(const Communicator& comm, const InputView& in, std::span<const BufferView> outs, Stream stream) {
-  constexpr const char* operation = "all_gather";
-  check_list(comm, operation, in, "input", outs);
-  const std::size_t bytes = in.bytes();
-  if (outs.empty()) return;
-  const bool host = in.memory() == MemoryKind::Host;
-  const bool adjacent = one_after_another(outs, bytes);
-  if (host ? adjacent : everywhere(comm, adjacent)) {
-    all_gather(comm, in, BufferView(outs[0].data(), outs.size() * in.count(), in.dtype()), stream);
-    return;
+// The collectives of one list form and the copies after them: run now (the blocking forms), or
+// started, the copies then run by the Work once every collective is done, on the thread that waits
+// (the non-blocking forms). The host buffers live until then.
+class Steps {
+ public:
+  explicit Steps(bool started) : started_(started) {}
+  bool started() const { return started_; }
+
+  std::byte* host_buffer(std::size_t bytes) {
+    buffers_.push_back(std::make_shared<std::vector<std::byte>>(bytes));
+    return buffers_.back()->data();
   }
-  if (host) {
-    std::vector<std::byte> all(outs.size() * bytes);
-    all_gather(comm, in, BufferView(all.data(), outs.size() * in.count(), in.dtype()), stream);
-    for (std::size_t r = 0; r < outs.size(); ++r)
-      if (bytes > 0) std::memcpy(outs[r].data(), all.data() + r * bytes, bytes);
-    return;
+  void add(Work work) { parts_.push_back(std::move(work)); }
+  void then(std::function<void()> copy) {
+    if (started_) copies_.push_back(std::move(copy));
+    else copy();
   }
-  const BufferView& mine = outs[static_cast<std::size_t>(this_rank(comm))];
-  if (mine.data() != in.data() && bytes > 0)
-    detail::copy_device_memory(operation, mine.data(), in.data(), bytes, mine.device(), stream);
-  for (int r = 0; r < ranks(comm); ++r) broadcast(comm, outs[static_cast<std::size_t>(r)], r, stream);
+  Work work(const Communicator& comm, const char* operation) && {
+    return detail::joined_work(comm.name(), operation, std::move(parts_),
+                               [copies = std::move(copies_), buffers = std::move(buffers_)] {
+                                 for (const auto& copy : copies) copy();
+                               });
+  }
+
+ private:
+  bool started_;
+  std::vector<Work> parts_;
+  std::vector<std::function<void()>> copies_;
+  std::vector<std::shared_ptr<std::vector<std::byte>>> buffers_;
+};
+
+// Each collective a list form uses, run or started as its steps are.
+void all_gather_step(Steps& s, const Communicator& c, const InputView& in, const BufferView& out, Stream stream) {
+  if (s.started()) s.add(all_gather_async(c, in, out, stream));
+  else all_gather(c, in, out, stream);
+}
+void broadcast_step(Steps& s, const Communicator& c, const BufferView& buffer, int root, Stream stream) {
+  if (s.started()) s.add(broadcast_async(c, buffer, root, stream));
+  else broadcast(c, buffer, root, stream);
+}
+void reduce_scatter_step(Steps& s, const Communicator& c, const InputView& in, const BufferView& out, ReduceOp op,
+                         Stream stream) {
+  if (s.started()) s.add(reduce_scatter_async(c, in, out, op, stream));
+  else reduce_scatter(c, in, out, op, stream);
+}
+void reduce_step(Steps& s, const Communicator& c, const InputView& in, const BufferView& out, ReduceOp op, int root,
+                 Stream stream) {
+  if (s.started()) s.add(reduce_async(c, in, out, op, root, stream));
+  else reduce(c, in, out, op, root, stream);
+}
+void all_to_all_step(Steps& s, const Communicator& c, const InputView& in, Counts send, const BufferView& out,
+                     Counts recv, Stream stream) {
+  if (s.started()) s.add(all_to_all_async(c, in, send, out, recv, stream));
+  else all_to_all(c, in, send, out, recv, stream);
+}
+void gather_step(Steps& s, const Communicator& c, const InputView& in, const BufferView& out, int root, Stream stream) {
+  if (s.started()) s.add(gather_async(c, in, out, root, stream));
+  else gather(c, in, out, root, stream);
+}
+void scatter_step(Steps& s, const Communicator& c, const InputView& in, const BufferView& out, int root, Stream stream) {
+  if (s.started()) s.add(scatter_async(c, in, out, root, stream));
+  else scatter(c, in, out, root, stream);
 }
 
-void reduce_scatter_from_list(const Communicator& comm, std::span<const InputView> ins, const BufferView& out,
-                              ReduceOp op, Stream stream) {
-  constexpr const char* operation = "reduce_scatter";
-  check_list(comm, operation, out, "output", ins);
-  const std::size_t bytes = out.bytes();
-  if (ins.empty()) return;
-  const bool host = out.memory() == MemoryKind::Host;
-  const bool adjacent = one_after_another(ins, bytes);
-  if (host ? adjacent : everywhere(comm, adjacent)) {
-    reduce_scatter(comm, InputView(ins[0].data(), ins.size() * out.count(), out.dtype()), out, op, stream);
-    return;
-  }
-  if (host) {
-    std::vector<std::byte> all(ins.size() * bytes);
-    for (std::size_t r = 0; r < ins.size(); ++r)
-      if (bytes > 0) std::memcpy(all.data() + r * bytes, ins[r].data(), bytes);
-    reduce_scatter(comm, InputView(all.data(), ins.size() * out.count(), out.dtype()), out, op, stream);
-    return;
-  }
-  // Rank r's result is the reduction of every rank's ins[r], at r; `out` is written at r only.
-  for (int r = 0; r < ranks(comm); ++r) reduce(comm, ins[static_cast<std::size_t>(r)], out, op, r, stream);
-}
-
-// Where `list` starts when each of its tensors lies right after the one before it, whatever their
-// sizes (empty ones anywhere); null otherwise.
+// How all_gather and reduce_scatter move a list, once it is checked: as one buffer when it lies
+// one after the other, else through a host buffer (host memory) or one rooted call per rank.
+enum class ListPath { Direct, HostBuffer, PerRank };
 template <class View>
-const std::byte* packed(std::span<const View> list) {
-  const std::byte* base = nullptr;
-  std::size_t offset = 0;
-  for (const View& tensor : list) {
-    if (tensor.count() == 0) continue;
-    const auto* at = static_cast<const std::byte*>(tensor.data());
-    if (base == nullptr) base = at;  // the first that holds elements: nothing before it
-    else if (at != base + offset) return nullptr;
-    offset += tensor.bytes();
+ListPath list_path(const Communicator& comm, const char* operation, const BufferView& single, const char* role,
+                   std::span<const View> list) {
+  check_list(comm, operation, single, role, list);
+  const bool host = single.memory() == MemoryKind::Host;
+  const bool adjacent = one_after_another(list);
+  if (host ? adjacent : everywhere(comm, adjacent)) return ListPath::Direct;
+  return host ? ListPath::HostBuffer : ListPath::PerRank;
+}
+
+void all_gather_into_list(Steps& s, const Communicator& comm, const InputView& in, std::span<const BufferView> outs,
+                          Stream stream) {
+  constexpr const char* operation = "all_gather";
+  const ListPath path = list_path(comm, operation, in, "input", outs);
+  const std::size_t bytes = in.bytes();
+  const std::size_t count = outs.size() * in.count();
+  switch (path) {
+    case ListPath::Direct: return all_gather_step(s, comm, in, BufferView(outs[0].data(), count, in.dtype()), stream);
+    case ListPath::HostBuffer: {
+      std::byte* all = s.host_buffer(outs.size() * bytes);
+      all_gather_step(s, comm, in, BufferView(all, count, in.dtype()), stream);
+      return s.then([all, bytes, outs = std::vector<BufferView>(outs.begin(), outs.end())] {
+        for (std::size_t r = 0; r < outs.size(); ++r)
+          if (bytes > 0) std::memcpy(outs[r].data(), all + r * bytes, bytes);
+      });
+    }
+    case ListPath::PerRank: {
+      const BufferView& mine = outs[static_cast<std::size_t>(this_rank(comm))];
+      if (mine.data() != in.data() && bytes > 0)
+        detail::copy_device_memory(operation, mine.data(), in.data(), bytes, mine.device(), stream);
+      for (int r = 0; r < ranks(comm); ++r) broadcast_step(s, comm, outs[static_cast<std::size_t>(r)], r, stream);
+      return;
+    }
   }
-  return base;
+}
+
+void reduce_scatter_from_list(Steps& s, const Communicator& comm, std::span<const InputView> ins,
+                              const BufferView& out, ReduceOp op, Stream stream) {
+  constexpr const char* operation = "reduce_scatter";
+  const ListPath path = list_path(comm, operation, out, "output", ins);
+  const std::size_t bytes = out.bytes();
+  const std::size_t count = ins.size() * out.count();
+  switch (path) {
+    case ListPath::Direct:
+      return reduce_scatter_step(s, comm, InputView(ins[0].data(), count, out.dtype()), out, op, stream);
+    case ListPath::HostBuffer: {
+      std::byte* all = s.host_buffer(ins.size() * bytes);
+      for (std::size_t r = 0; r < ins.size(); ++r)
+        if (bytes > 0) std::memcpy(all + r * bytes, ins[r].data(), bytes);
+      return reduce_scatter_step(s, comm, InputView(all, count, out.dtype()), out, op, stream);
+    }
+    case ListPath::PerRank:  // rank r's result is the reduction of every rank's ins[r], at r; `out` is written at r only
+      for (int r = 0; r < ranks(comm); ++r) reduce_step(s, comm, ins[static_cast<std::size_t>(r)], out, op, r, stream);
+      return;
+  }
 }
 
 // Moves `bytes` between host memory and a tensor of the list (a copy, or a device copy waited for:
@@ -130,8 +211,8 @@ void copy_between(const char* operation, void* to, const void* from, std::size_t
   detail::synchronize_stream(operation, stream, device);
 }
 
-void all_to_all_lists(const Communicator& comm, std::span<const InputView> ins, std::span<const BufferView> outs,
-                      Stream stream) {
+void all_to_all_lists(Steps& s, const Communicator& comm, std::span<const InputView> ins,
+                      std::span<const BufferView> outs, Stream stream) {
   constexpr const char* operation = "all_to_all";
   const auto n = static_cast<std::size_t>(ranks(comm));
   for (const auto& [list, role] : {std::pair{ins.size(), "ins"}, std::pair{outs.size(), "outs"}})
@@ -174,19 +255,21 @@ void all_to_all_lists(const Communicator& comm, std::span<const InputView> ins, 
   const bool direct = (in_base != nullptr || send_total == 0) && (out_base != nullptr || recv_total == 0);
   // Agreed on every rank, whatever its memory: device lists staged on some ranks only would meet
   // device lists elsewhere in one call, and a rank that moves nothing cannot tell which it holds.
-  if (everywhere(comm, direct)) {
-    all_to_all(comm, InputView(const_cast<std::byte*>(in_base), send_total, dtype), send,
-               BufferView(const_cast<std::byte*>(out_base), recv_total, dtype), recv, stream);
-    return;
-  }
+  if (everywhere(comm, direct))
+    return all_to_all_step(s, comm, InputView(const_cast<std::byte*>(in_base), send_total, dtype), send,
+                           BufferView(const_cast<std::byte*>(out_base), recv_total, dtype), recv, stream);
   // Through host memory: one buffer each way, the uneven all_to_all between them.
   const std::size_t element = size_of(dtype);
-  std::vector<std::byte> sent(send_total * element), received(recv_total * element);
+  std::byte* sent = s.host_buffer(send_total * element);
+  std::byte* received = s.host_buffer(recv_total * element);
   for (std::size_t r = 0, at = 0; r < n; at += ins[r].bytes(), ++r)
-    copy_between(operation, sent.data() + at, ins[r].data(), ins[r].bytes(), ins[r].device(), stream);
-  all_to_all(comm, InputView(sent.data(), send_total, dtype), send, BufferView(received.data(), recv_total, dtype), recv);
-  for (std::size_t r = 0, at = 0; r < n; at += outs[r].bytes(), ++r)
-    copy_between(operation, outs[r].data(), received.data() + at, outs[r].bytes(), outs[r].device(), stream);
+    copy_between(operation, sent + at, ins[r].data(), ins[r].bytes(), ins[r].device(), stream);
+  all_to_all_step(s, comm, InputView(sent, send_total, dtype), send, BufferView(received, recv_total, dtype), recv,
+                  nullptr);
+  s.then([received, stream, outs = std::vector<BufferView>(outs.begin(), outs.end())] {
+    for (std::size_t r = 0, at = 0; r < outs.size(); at += outs[r].bytes(), ++r)
+      copy_between(operation, outs[r].data(), received + at, outs[r].bytes(), outs[r].device(), stream);
+  });
 }
 
 // Root's list, checked on root and its verdict sent to every rank (one small broadcast): a bad list
@@ -225,73 +308,125 @@ Rooted rooted(const Communicator& comm, const char* operation, const BufferView&
 // Root's list: direct when it lies one after the other, else through one host buffer. Device
 // memory goes through host memory on every rank, root's list or not: the others cannot know
 // root's layout, and every rank must take the path root takes.
-void gather_into_list(const Communicator& comm, const InputView& in, std::span<const BufferView> outs, int root,
-                      Stream stream) {
+void gather_into_list(Steps& s, const Communicator& comm, const InputView& in, std::span<const BufferView> outs,
+                      int root, Stream stream) {
   constexpr const char* operation = "gather";
   const auto [at_root, n, bytes, dtype] = rooted(comm, operation, in, "input", outs, root);
-  if (in.memory() == MemoryKind::Host && !at_root) return gather(comm, in, BufferView(nullptr, 0, dtype), root, stream);
-  if (in.memory() == MemoryKind::Host && one_after_another(outs, bytes))
-    return gather(comm, in, BufferView(outs[0].data(), n * in.count(), dtype), root, stream);
-  std::vector<std::byte> mine(in.memory() == MemoryKind::Host ? 0 : bytes), all(at_root ? n * bytes : 0);
-  if (!mine.empty()) copy_between(operation, mine.data(), in.data(), bytes, in.device(), stream);
-  const InputView sent = mine.empty() && bytes > 0 ? in : InputView(mine.data(), in.count(), dtype);
-  gather(comm, sent, BufferView(all.data(), at_root ? n * in.count() : 0, dtype), root);
+  const bool host = in.memory() == MemoryKind::Host;
+  if (host && !at_root) return gather_step(s, comm, in, BufferView(nullptr, 0, dtype), root, stream);
+  if (host && one_after_another(outs))
+    return gather_step(s, comm, in, BufferView(outs[0].data(), n * in.count(), dtype), root, stream);
+  std::byte* mine = host ? nullptr : s.host_buffer(bytes);
+  std::byte* all = s.host_buffer(at_root ? n * bytes : 0);
+  if (!host) copy_between(operation, mine, in.data(), bytes, in.device(), stream);
+  gather_step(s, comm, host ? in : InputView(mine, in.count(), dtype), BufferView(all, at_root ? n * in.count() : 0, dtype),
+              root, nullptr);
   if (at_root)
-    for (std::size_t r = 0; r < n; ++r) copy_between(operation, outs[r].data(), all.data() + r * bytes, bytes, outs[r].device(), stream);
+    s.then([all, size = bytes, stream, outs = std::vector<BufferView>(outs.begin(), outs.end())] {
+      for (std::size_t r = 0; r < outs.size(); ++r)
+        copy_between(operation, outs[r].data(), all + r * size, size, outs[r].device(), stream);
+    });
 }
 
 // The mirror of gather_into_list: root's list one after the other goes as it is.
-void scatter_from_list(const Communicator& comm, std::span<const InputView> ins, const BufferView& out, int root,
-                       Stream stream) {
+void scatter_from_list(Steps& s, const Communicator& comm, std::span<const InputView> ins, const BufferView& out,
+                       int root, Stream stream) {
   constexpr const char* operation = "scatter";
   const auto [at_root, n, bytes, dtype] = rooted(comm, operation, out, "output", ins, root);
-  if (out.memory() == MemoryKind::Host && !at_root) return scatter(comm, InputView(nullptr, 0, dtype), out, root, stream);
-  if (out.memory() == MemoryKind::Host && one_after_another(ins, bytes))
-    return scatter(comm, InputView(ins[0].data(), n * out.count(), dtype), out, root, stream);
-  std::vector<std::byte> all(at_root ? n * bytes : 0), mine(out.memory() == MemoryKind::Host ? 0 : bytes);
+  const bool host = out.memory() == MemoryKind::Host;
+  if (host && !at_root) return scatter_step(s, comm, InputView(nullptr, 0, dtype), out, root, stream);
+  if (host && one_after_another(ins))
+    return scatter_step(s, comm, InputView(ins[0].data(), n * out.count(), dtype), out, root, stream);
+  std::byte* all = s.host_buffer(at_root ? n * bytes : 0);
+  std::byte* mine = host ? nullptr : s.host_buffer(bytes);
   if (at_root)
-    for (std::size_t r = 0; r < n; ++r) copy_between(operation, all.data() + r * bytes, ins[r].data(), bytes, ins[r].device(), stream);
-  const BufferView received = mine.empty() && bytes > 0 ? out : BufferView(mine.data(), out.count(), dtype);
-  scatter(comm, InputView(all.data(), at_root ? n * out.count() : 0, dtype), received, root);
-  if (!mine.empty()) copy_between(operation, out.data(), mine.data(), bytes, out.device(), stream);
+    for (std::size_t r = 0; r < n; ++r) copy_between(operation, all + r * bytes, ins[r].data(), bytes, ins[r].device(), stream);
+  scatter_step(s, comm, InputView(all, at_root ? n * out.count() : 0, dtype), host ? out : BufferView(mine, out.count(), dtype),
+               root, nullptr);
+  if (!host)
+    s.then([mine, size = bytes, stream, out] { copy_between(operation, out.data(), mine, size, out.device(), stream); });
+}
+
+// A list form run now (`blocking`), or started: its Error (at issue) in the Work, as the other
+// non-blocking calls' (async_collectives.hpp).
+template <class Form>
+void now(Form&& form) {
+  Steps steps(false);
+  form(steps);
+}
+template <class Form>
+Work started(const Communicator& comm, const char* operation, Form&& form) {
+  Steps steps(true);
+  try {
+    form(steps);
+  } catch (...) {
+    return detail::finished_work(comm ? comm.name() : std::string("a null Communicator"), operation,
+                                 std::current_exception());
+  }
+  return std::move(steps).work(comm, operation);
 }
 
 }  // namespace
 
-void all_gather(InputView in, std::span<const BufferView> outs, Stream stream) {
-  all_gather_into_list(world(), in, outs, stream);
-}
+void all_gather(InputView in, std::span<const BufferView> outs, Stream stream) { all_gather(world(), in, outs, stream); }
 void all_gather(const Communicator& comm, InputView in, std::span<const BufferView> outs, Stream stream) {
-  all_gather_into_list(comm, in, outs, stream);
+  now([&](Steps& s) { all_gather_into_list(s, comm, in, outs, stream); });
+}
+Work all_gather_async(InputView in, std::span<const BufferView> outs, Stream stream) {
+  return all_gather_async(world(), in, outs, stream);
+}
+Work all_gather_async(const Communicator& comm, InputView in, std::span<const BufferView> outs, Stream stream) {
+  return started(comm, "all_gather", [&](Steps& s) { all_gather_into_list(s, comm, in, outs, stream); });
 }
 
 void reduce_scatter(std::span<const InputView> ins, BufferView out, ReduceOp op, Stream stream) {
-  reduce_scatter_from_list(world(), ins, out, op, stream);
+  reduce_scatter(world(), ins, out, op, stream);
 }
 void reduce_scatter(const Communicator& comm, std::span<const InputView> ins, BufferView out, ReduceOp op, Stream stream) {
-  reduce_scatter_from_list(comm, ins, out, op, stream);
+  now([&](Steps& s) { reduce_scatter_from_list(s, comm, ins, out, op, stream); });
 }
-
+Work reduce_scatter_async(std::span<const InputView> ins, BufferView out, ReduceOp op, Stream stream) {
+  return reduce_scatter_async(world(), ins, out, op, stream);
+}
+Work reduce_scatter_async(const Communicator& comm, std::span<const InputView> ins, BufferView out, ReduceOp op,
+                          Stream stream) {
+  return started(comm, "reduce_scatter", [&](Steps& s) { reduce_scatter_from_list(s, comm, ins, out, op, stream); });
+}
 
 void all_to_all(std::span<const InputView> ins, std::span<const BufferView> outs, Stream stream) {
-  all_to_all_lists(world(), ins, outs, stream);
+  all_to_all(world(), ins, outs, stream);
 }
 void all_to_all(const Communicator& comm, std::span<const InputView> ins, std::span<const BufferView> outs, Stream stream) {
-  all_to_all_lists(comm, ins, outs, stream);
+  now([&](Steps& s) { all_to_all_lists(s, comm, ins, outs, stream); });
+}
+Work all_to_all_async(std::span<const InputView> ins, std::span<const BufferView> outs, Stream stream) {
+  return all_to_all_async(world(), ins, outs, stream);
+}
+Work all_to_all_async(const Communicator& comm, std::span<const InputView> ins, std::span<const BufferView> outs,
+                      Stream stream) {
+  return started(comm, "all_to_all", [&](Steps& s) { all_to_all_lists(s, comm, ins, outs, stream); });
 }
 
-void gather(InputView in, std::span<const BufferView> outs, int root, Stream stream) {
-  gather_into_list(world(), in, outs, root, stream);
-}
+void gather(InputView in, std::span<const BufferView> outs, int root, Stream stream) { gather(world(), in, outs, root, stream); }
 void gather(const Communicator& comm, InputView in, std::span<const BufferView> outs, int root, Stream stream) {
-  gather_into_list(comm, in, outs, root, stream);
+  now([&](Steps& s) { gather_into_list(s, comm, in, outs, root, stream); });
+}
+Work gather_async(InputView in, std::span<const BufferView> outs, int root, Stream stream) {
+  return gather_async(world(), in, outs, root, stream);
+}
+Work gather_async(const Communicator& comm, InputView in, std::span<const BufferView> outs, int root, Stream stream) {
+  return started(comm, "gather", [&](Steps& s) { gather_into_list(s, comm, in, outs, root, stream); });
 }
 
-void scatter(std::span<const InputView> ins, BufferView out, int root, Stream stream) {
-  scatter_from_list(world(), ins, out, root, stream);
-}
+void scatter(std::span<const InputView> ins, BufferView out, int root, Stream stream) { scatter(world(), ins, out, root, stream); }
 void scatter(const Communicator& comm, std::span<const InputView> ins, BufferView out, int root, Stream stream) {
-  scatter_from_list(comm, ins, out, root, stream);
+  now([&](Steps& s) { scatter_from_list(s, comm, ins, out, root, stream); });
+}
+Work scatter_async(std::span<const InputView> ins, BufferView out, int root, Stream stream) {
+  return scatter_async(world(), ins, out, root, stream);
+}
+Work scatter_async(const Communicator& comm, std::span<const InputView> ins, BufferView out, int root, Stream stream) {
+  return started(comm, "scatter", [&](Steps& s) { scatter_from_list(s, comm, ins, out, root, stream); });
 }
 
 }  // namespace mpidist

@@ -537,6 +537,18 @@ Work all_to_all_async(const Communicator& comm, InputView in, Counts send_counts
                       BufferView out, Counts recv_counts, Stream stream) {
   return detail::run_async(&comm, Request{Shape::AllToAllV, "all_to_all", in, out, send_counts, recv_counts, 0, stream});
 }
+Work gather_async(InputView in, BufferView out, int root, Stream stream) {
+  return detail::run_async(nullptr, Request{Shape::Gather, "gather", in, out, {}, {}, root, stream});
+}
+Work gather_async(const Communicator& comm, InputView in, BufferView out, int root, Stream stream) {
+  return detail::run_async(&comm, Request{Shape::Gather, "gather", in, out, {}, {}, root, stream});
+}
+Work scatter_async(InputView in, BufferView out, int root, Stream stream) {
+  return detail::run_async(nullptr, Request{Shape::Scatter, "scatter", in, out, {}, {}, root, stream});
+}
+Work scatter_async(const Communicator& comm, InputView in, BufferView out, int root, Stream stream) {
+  return detail::run_async(&comm, Request{Shape::Scatter, "scatter", in, out, {}, {}, root, stream});
+}
 Work all_gather_v_async(InputView in, BufferView out, Counts counts, Stream stream) {
   return detail::run_async(nullptr, Request{Shape::AllGatherV, "all_gather_v", in, out, {}, counts, 0, stream});
 }

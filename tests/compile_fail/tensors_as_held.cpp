@@ -50,3 +50,17 @@ void read_only(const std::vector<float>& in, std::vector<float>& out, const std:
   mpidist::all_gather(mpidist::BufferView(in.data(), in.size()), out);
   mpidist::reduce(mpidist::BufferView(edge), out, mpidist::ReduceOp::Max, 1);
 }
+
+// The non-blocking list forms as torch users write them (async_op=True): lists of vectors, a const
+// list where the call reads it, a temporary list of spans; beside them the contiguous gather.
+void async_lists(const std::vector<float>& in, std::vector<std::vector<float>>& outs,
+                 const std::vector<std::vector<float>>& parts, std::vector<float>& out) {
+  mpidist::Work a = mpidist::all_gather_async(in, outs);
+  mpidist::Work b = mpidist::reduce_scatter_async(parts, out, mpidist::ReduceOp::Max);
+  mpidist::Work c = mpidist::all_to_all_async(parts, outs);
+  mpidist::Work d = mpidist::gather_async(mpidist::world(), in, outs, 1);
+  mpidist::Work e = mpidist::scatter_async(parts, out, 1);
+  mpidist::Work f = mpidist::all_gather_async(std::span(in), std::vector<std::span<float>>(outs.begin(), outs.end()));
+  mpidist::Work g = mpidist::gather_async(in, out, 0);
+  mpidist::Work h = mpidist::scatter_async(mpidist::world(), in, out, 1);
+}

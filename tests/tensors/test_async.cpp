@@ -2,7 +2,8 @@
 // for every collective, type and reduction, on host memory or (MPIDIST_TEST_DEVICE=1) the device
 // emulation; order on one communicator and independence across two; progress while the caller
 // sleeps; calls that return before their peers issue theirs; device Works waited for with and
-// without a stream; Errors rethrown by wait() on every rank; dropped Works; MainProcessContext.
+// without a stream; Errors rethrown by wait() on every rank; dropped Works; MainProcessContext; the
+// list forms (host buffers copied out when waited) and gather/scatter.
 #include <mpi.h>
 
 #include <chrono>
@@ -317,6 +318,188 @@ TEST_F(Async, ManyOutstandingOnTwoCommunicatorsWithBlockingCallsBetween) {
   mpidist::all_reduce(x.view());
   w.wait();
   for (const float v : x.read()) ASSERT_EQ(v, static_cast<float>(size * size));
+}
+
+// The tensors of a list as a test holds them: one buffer cut into views (`adjacent`), or a buffer
+// each (host memory, or the device emulation's).
+struct TestList {
+  std::vector<std::unique_ptr<TestBuffer<float>>> held;
+  std::vector<BufferView> views;
+  std::vector<std::size_t> counts;
+  bool adjacent;
+
+  TestList(const std::vector<std::vector<float>>& values, bool adjacent_) : adjacent(adjacent_) {
+    for (const auto& v : values) counts.push_back(v.size());
+    if (adjacent) {
+      std::vector<float> all;
+      for (const auto& v : values) all.insert(all.end(), v.begin(), v.end());
+      held.push_back(std::make_unique<TestBuffer<float>>(all));
+      for (std::size_t r = 0, at = 0; r < values.size(); at += counts[r], ++r)
+        views.push_back(BufferView(held[0]->data() + at, counts[r]));
+    } else {
+      for (const auto& v : values) {
+        held.push_back(std::make_unique<TestBuffer<float>>(v));
+        views.push_back(held.back()->view());
+      }
+    }
+  }
+  std::vector<std::vector<float>> read() {
+    std::vector<std::vector<float>> out;
+    if (!adjacent) {
+      for (auto& buffer : held) out.push_back(buffer->read());
+      return out;
+    }
+    const auto all = held[0]->read();
+    for (std::size_t r = 0, at = 0; r < counts.size(); at += counts[r], ++r)
+      out.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(at), all.begin() + static_cast<std::ptrdiff_t>(at + counts[r]));
+    return out;
+  }
+};
+
+std::vector<float> drawn(std::size_t n, int salt) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>((i * 3 + static_cast<std::size_t>(mpidist::rank() * 7 + salt)) % 11 + 1);
+  return v;
+}
+
+// The list forms (torch's async_op=True on tensor lists), all five outstanding at once, then waited
+// for in the reverse order: the results equal the blocking forms' on the same lists, whether the
+// lists lie one after the other (the direct path) or not (host buffers, or a call per rank on device
+// memory). The vectors of views are temporaries: the Work keeps what it needs.
+TEST_F(Async, ListFormsEqualTheBlockingForms) {
+  const int size = mpidist::world_size(), me = mpidist::rank(), root = size - 1;
+  const auto N = static_cast<std::size_t>(size);
+  for (const std::size_t count : {std::size_t{0}, std::size_t{5}, std::size_t{3000}}) {
+    for (const bool adjacent : {false, true}) {
+      SCOPED_TRACE("count " + std::to_string(count) + (adjacent ? ", adjacent lists" : ", separate tensors"));
+      const std::vector<std::vector<float>> zeros(N, std::vector<float>(count));
+      // all_gather into a list; reduce_scatter from one (max); all_to_all between lists whose sizes
+      // differ by sender and receiver; gather to and scatter from the last rank.
+      TestBuffer<float> in(drawn(count, 1)), reduced{std::vector<float>(count)}, scattered{std::vector<float>(count)};
+      TestList gathered(zeros, adjacent);
+      std::vector<std::vector<float>> parts, sent, received, rooted;
+      for (int r = 0; r < size; ++r) {
+        parts.push_back(drawn(count, 10 + r));
+        sent.push_back(drawn(count + static_cast<std::size_t>((me + r) % 2) * 3, 20 + r));
+        received.emplace_back(count + static_cast<std::size_t>((r + me) % 2) * 3);
+        if (me == root) rooted.push_back(drawn(count, 30 + r));
+      }
+      TestList ins(parts, adjacent), send(sent, adjacent), recv(received, adjacent), root_ins(rooted, adjacent),
+          root_outs(me == root ? zeros : std::vector<std::vector<float>>{}, adjacent);
+      std::vector<Work> works;
+      works.push_back(mpidist::all_gather_async(in.view(), std::vector<BufferView>(gathered.views)));
+      works.push_back(mpidist::reduce_scatter_async(std::vector<BufferView>(ins.views), reduced.view(), ReduceOp::Max));
+      works.push_back(mpidist::all_to_all_async(std::vector<BufferView>(send.views), std::vector<BufferView>(recv.views)));
+      works.push_back(mpidist::gather_async(mpidist::world(), in.view(), std::vector<BufferView>(root_outs.views), root));
+      works.push_back(mpidist::scatter_async(mpidist::world(), std::vector<BufferView>(root_ins.views), scattered.view(), root));
+      for (auto w = works.rbegin(); w != works.rend(); ++w) w->wait();
+
+      TestBuffer<float> reduced_ref{std::vector<float>(count)}, scattered_ref{std::vector<float>(count)};
+      TestList gathered_ref(zeros, adjacent), recv_ref(received, adjacent),
+          root_outs_ref(me == root ? zeros : std::vector<std::vector<float>>{}, adjacent);
+      mpidist::all_gather(in.view(), gathered_ref.views);
+      mpidist::reduce_scatter(ins.views, reduced_ref.view(), ReduceOp::Max);
+      mpidist::all_to_all(send.views, recv_ref.views);
+      mpidist::gather(mpidist::world(), in.view(), root_outs_ref.views, root);
+      mpidist::scatter(mpidist::world(), root_ins.views, scattered_ref.view(), root);
+      EXPECT_EQ(gathered.read(), gathered_ref.read());
+      EXPECT_EQ(reduced.read(), reduced_ref.read());
+      EXPECT_EQ(recv.read(), recv_ref.read());
+      EXPECT_EQ(root_outs.read(), root_outs_ref.read());
+      EXPECT_EQ(scattered.read(), scattered_ref.read());
+      if (count > 0) {  // and the values themselves: rank r's first element is (7r + salt) % 11 + 1
+        const auto first = [](int r, int salt) { return static_cast<float>((r * 7 + salt) % 11 + 1); };
+        const auto all = gathered.read();
+        for (int r = 0; r < size; ++r) EXPECT_EQ(all[static_cast<std::size_t>(r)][0], first(r, 1));
+        EXPECT_EQ(scattered.read()[0], first(root, 30 + me));
+      }
+    }
+  }
+}
+
+// The contiguous gather and scatter (torch's gather/scatter with async_op=True), root not 0.
+TEST_F(Async, GatherAndScatterEqualTheBlockingForms) {
+  const int size = mpidist::world_size(), me = mpidist::rank(), root = size - 1;
+  const auto N = static_cast<std::size_t>(size);
+  for (const std::size_t count : {std::size_t{0}, std::size_t{7}, std::size_t{5000}}) {
+    SCOPED_TRACE("count " + std::to_string(count));
+    TestBuffer<float> in(drawn(count, 2)), all(std::vector<float>(me == root ? N * count : 0));
+    TestBuffer<float> parts(me == root ? drawn(N * count, 3) : std::vector<float>{}), mine{std::vector<float>(count)};
+    Work g = mpidist::gather_async(in.view(), all.view(), root);
+    Work s = mpidist::scatter_async(mpidist::world(), parts.view(), mine.view(), root);
+    s.wait();
+    g.wait();
+    TestBuffer<float> all_ref(std::vector<float>(me == root ? N * count : 0)), mine_ref{std::vector<float>(count)};
+    mpidist::gather(in.view(), all_ref.view(), root);
+    mpidist::scatter(parts.view(), mine_ref.view(), root);
+    EXPECT_EQ(all.read(), all_ref.read());
+    EXPECT_EQ(mine.read(), mine_ref.read());
+  }
+}
+
+// A bad list is the Work's Error: on every rank where every rank's list is bad, and on every rank for
+// root's bad list of gather and scatter (root sends its verdict). The communicator stays usable.
+TEST_F(Async, ListFormsRethrowTheirErrorsOnEveryRank) {
+  const int size = mpidist::world_size(), me = mpidist::rank(), root = size - 1;
+  const auto N = static_cast<std::size_t>(size);
+  std::vector<float> in(4, 1.0f);
+  std::vector<std::vector<float>> too_many(N + 1, std::vector<float>(4));
+  Work w = mpidist::all_gather_async(std::span<const float>(in), too_many);
+  expect_error([&] { w.wait(); }, {"all_gather", "holds " + std::to_string(N + 1) + " tensors"});
+  expect_error([&] { w.wait(); }, {"all_gather"});  // the same Error again
+  EXPECT_TRUE(w.test());
+  std::vector<std::vector<float>> short_ones(me == root ? N : 0, std::vector<float>(3));
+  Work g = mpidist::gather_async(std::span<const float>(in), short_ones, root);
+  expect_error([&] { g.wait(); }, {"gather", me == root ? "holds 3" : "root " + std::to_string(root) + "'s list"});
+  Work s = mpidist::scatter_async(short_ones, std::span<float>(in), root);
+  expect_error([&] { s.wait(); }, {"scatter", me == root ? "holds 3" : "root " + std::to_string(root) + "'s list"});
+  Work bad_root = mpidist::gather_async(std::span<const float>(in), std::span<float>(), size);
+  expect_error([&] { bad_root.wait(); }, {"gather", "root"});
+  // Then right calls, in step on every rank.
+  std::vector<std::vector<float>> outs(N, std::vector<float>(4));
+  mpidist::all_gather_async(std::span<const float>(in), outs).wait();
+  for (const auto& out : outs) EXPECT_EQ(out, in);
+  std::vector<float> sum(4);
+  mpidist::reduce_scatter_async(outs, std::span(sum)).wait();
+  EXPECT_EQ(sum[3], static_cast<float>(size));
+}
+
+// Host lists of all_gather and reduce_scatter need no agreement at issue: where MPI steps run on the
+// lanes' threads, the call returns before the peers issue theirs, and wait() copies the results.
+TEST_F(Async, ListFormsReturnBeforeThePeersIssue) {
+  if (on_device() || agreed_at_issue() || !mpi_steps_in_background())
+    GTEST_SKIP() << "host memory at ThreadLevel::Multiple, 2+ ranks, without MPIDIST_VALIDATE (which agrees at issue)";
+  const auto N = static_cast<std::size_t>(mpidist::world_size());
+  std::vector<double> warm(4, 1.0);
+  mpidist::all_reduce(std::span(warm));  // the path's one-time set-up (collective) before the held-back calls
+  const std::vector<float> in = drawn(1000, 4);
+  std::vector<std::vector<float>> outs(N, std::vector<float>(1000));
+  not_done_before_the_peers([&] { return mpidist::all_gather_async(std::span(in), outs); }).wait();
+  std::vector<std::vector<float>> ref(N, std::vector<float>(1000));
+  mpidist::all_gather(std::span(in), ref);
+  EXPECT_EQ(outs, ref);
+  std::vector<float> mine(1000), mine_ref(1000);
+  not_done_before_the_peers([&] { return mpidist::reduce_scatter_async(ref, std::span(mine)); }).wait();
+  mpidist::reduce_scatter(ref, std::span(mine_ref));
+  EXPECT_EQ(mine, mine_ref);
+}
+
+TEST_F(Async, ListFormsInsideMainProcessContextAGroupOfOne) {
+  std::vector<float> in(3, 2.0f), out(3);
+  std::vector<std::vector<float>> one(1, std::vector<float>(3)), other(1, std::vector<float>(3));
+  {
+    mpidist::MainProcessContext alone;
+    mpidist::all_gather_async(std::span<const float>(in), one).wait();
+    mpidist::reduce_scatter_async(one, std::span(out)).wait();
+    mpidist::gather_async(std::span<const float>(in), one, 0).wait();
+    mpidist::scatter_async(one, std::span(out), 0).wait();
+    mpidist::all_to_all_async(one, other).wait();
+    Work bad = mpidist::all_to_all_async(one, one);  // the same tensors: the Error in the Work
+    expect_error([&] { bad.wait(); }, {"all_to_all", "overlap"});
+  }
+  EXPECT_EQ(one[0], in);
+  EXPECT_EQ(other[0], in);
+  EXPECT_EQ(out, in);
 }
 
 TEST_F(Async, HostWorkProgressesWhileTheCallerSleeps) {
