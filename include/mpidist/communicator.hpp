@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace mpidist {
 
@@ -56,6 +57,13 @@ class Communicator {
   MPI_Comm native() const;
   /// "world", "world/split(color 1)", "group{0,2}", "world/local(node 1)": shown in errors and logs.
   const std::string& name() const;
+  /// The world rank of each of the group's ranks, in group order (torch `get_process_group_ranks`).
+  const std::vector<int>& world_ranks() const;
+  /// The world rank of the group's rank `rank` (torch `get_global_rank`); an Error out of range.
+  int world_rank(int rank) const;
+  /// The group rank of world rank `world_rank` (torch `get_group_rank`); an Error where that rank is
+  /// no member of the group (or no rank of the world).
+  int group_rank(int world_rank) const;
   /// How long a collective on this communicator may wait for the other ranks before the watchdog
   /// ends the job with a report (and a polled wait raises Error). Defaults to MPIDIST_TIMEOUT;
   /// zero waits forever. Applies to this rank's calls: set it alike on every rank.
@@ -86,6 +94,12 @@ Communicator world();
 /// an Error on every rank.
 Communicator new_group(std::span<const int> world_ranks);
 Communicator new_group(std::initializer_list<int> world_ranks);
+
+/// torch's names for the translations above: `comm.world_rank(rank)`, `comm.group_rank(world_rank)`
+/// and `comm.world_ranks()`. Local: no message.
+inline int get_global_rank(const Communicator& comm, int group_rank) { return comm.world_rank(group_rank); }
+inline int get_group_rank(const Communicator& comm, int global_rank) { return comm.group_rank(global_rank); }
+inline std::vector<int> get_process_group_ranks(const Communicator& comm) { return comm.world_ranks(); }
 
 /// torch `new_subgroups`: collective over the world, which is cut into groups of `group_size`
 /// consecutive ranks; returns this rank's. The world size must be a multiple of `group_size`.

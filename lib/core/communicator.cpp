@@ -56,6 +56,26 @@ int Communicator::num_nodes() const { return group_of(*this, "Communicator::num_
 bool Communicator::is_main_process() const { return group_of(*this, "Communicator::is_main_process").topology.rank == 0; }
 MPI_Comm Communicator::native() const { return group_of(*this, "Communicator::native").comm; }
 const std::string& Communicator::name() const { return group_of(*this, "Communicator::name").name; }
+const std::vector<int>& Communicator::world_ranks() const { return group_of(*this, "Communicator::world_ranks").world_ranks; }
+
+int Communicator::world_rank(int rank) const {
+  const auto& group = group_of(*this, "Communicator::world_rank");
+  if (rank < 0 || rank >= group.topology.size)
+    throw Error(group.name, "Communicator::world_rank", "rank " + std::to_string(rank) + " is out of range for a group of " +
+                                                          std::to_string(group.topology.size) + " ranks (0 to " +
+                                                          std::to_string(group.topology.size - 1) + ")");
+  return group.world_ranks[static_cast<std::size_t>(rank)];
+}
+
+int Communicator::group_rank(int world_rank) const {
+  const auto& group = group_of(*this, "Communicator::group_rank");
+  const auto at = std::find(group.world_ranks.begin(), group.world_ranks.end(), world_rank);
+  if (at == group.world_ranks.end())
+    throw Error(group.name, "Communicator::group_rank", "world rank " + std::to_string(world_rank) +
+                                                           " is no member of the group (its world ranks: " +
+                                                           detail::rank_list(group.world_ranks) + ")");
+  return static_cast<int>(at - group.world_ranks.begin());
+}
 
 Communicator Communicator::split(int color, int key) const {
   auto& parent = group_of(*this, "Communicator::split");

@@ -1,6 +1,6 @@
-// Communicators: making groups (split, new_group, new_subgroups, local, attach), their topology and
-// names, tensor collectives and guards on them, groups used alternately and interleaved with the
-// world, collectives inside a MainProcessContext, and misuse. At 1-4 ranks; with
+// Communicators: making groups (split, new_group, new_subgroups, local, attach), their topology,
+// names and ranks in the world, tensor collectives and guards on them, groups used alternately and
+// interleaved with the world, collectives inside a MainProcessContext, and misuse. At 1-4 ranks; with
 // MPIDIST_TEST_DEVICE=1 the tensors are device memory (each group gets its own NCCL communicator).
 #include <mpi.h>
 
@@ -306,6 +306,54 @@ TEST_F(Groups, AttachedCommunicatorIsDuplicatedAndNeverFreed) {
   ASSERT_EQ(MPI_Allreduce(&value, &total, 1, MPI_INT, MPI_SUM, mine), MPI_SUCCESS);
   MPI_Comm_free(&mine);
   expect_error([] { (void)Communicator::attach(MPI_COMM_NULL); }, {"attach", "MPI_COMM_NULL"});
+}
+
+// Group ranks and world ranks, both ways (torch's get_global_rank, get_group_rank,
+// get_process_group_ranks): the world, a split that reverses the order and leaves rank 0 out, a
+// new_group of the odd ranks, this node's ranks; out of range and non-members are Errors naming them.
+TEST_F(Groups, TranslatesRanksBetweenTheGroupAndTheWorld) {
+  const Communicator world = mpidist::world();
+  std::vector<int> everyone(static_cast<std::size_t>(size()));
+  std::iota(everyone.begin(), everyone.end(), 0);
+  EXPECT_EQ(world.world_ranks(), everyone);
+  EXPECT_EQ(mpidist::get_process_group_ranks(world), everyone);
+  for (int r = 0; r < size(); ++r) {
+    EXPECT_EQ(world.world_rank(r), r);
+    EXPECT_EQ(mpidist::get_group_rank(world, r), r);
+  }
+  const Communicator backwards = world.split(me() == 0 && size() > 1 ? Communicator::undefined : 0, -me());
+  if (backwards) {
+    std::vector<int> members;
+    for (int r = size() - 1; r >= (size() > 1 ? 1 : 0); --r) members.push_back(r);
+    EXPECT_EQ(backwards.world_ranks(), members);
+    for (int g = 0; g < backwards.size(); ++g) {
+      EXPECT_EQ(mpidist::get_global_rank(backwards, g), members[static_cast<std::size_t>(g)]);
+      EXPECT_EQ(backwards.group_rank(backwards.world_rank(g)), g);
+    }
+    EXPECT_EQ(backwards.world_rank(backwards.rank()), me());
+    EXPECT_EQ(backwards.group_rank(me()), backwards.rank());
+    if (size() > 1)
+      expect_error([&] { (void)backwards.group_rank(0); },
+                   {"Communicator::group_rank", "world rank 0 is no member", "world/split(color 0)"});
+  }
+  std::vector<int> odd;
+  for (int r = 1; r < size(); r += 2) odd.push_back(r);
+  if (!odd.empty()) {
+    const Communicator odds = mpidist::new_group(odd);
+    if (odds) {
+      EXPECT_EQ(odds.world_ranks(), odd);
+      EXPECT_EQ(odds.world_rank(odds.size() - 1), odd.back());
+      EXPECT_EQ(odds.group_rank(odd.front()), 0);
+    }
+  }
+  const Communicator node = world.local();
+  EXPECT_EQ(node.world_rank(node.rank()), me());
+  EXPECT_EQ(static_cast<int>(node.world_ranks().size()), node.size());
+  expect_error([&] { (void)world.world_rank(size()); },
+               {"Communicator::world_rank", "rank " + std::to_string(size()) + " is out of range", "world"});
+  expect_error([&] { (void)world.world_rank(-1); }, {"Communicator::world_rank", "rank -1"});
+  expect_error([&] { (void)world.group_rank(size() + 3); }, {"Communicator::group_rank", std::to_string(size() + 3)});
+  expect_error([] { (void)Communicator().world_ranks(); }, {"Communicator::world_ranks", "null Communicator"});
 }
 
 TEST_F(Groups, NullCommunicatorIsAnErrorEverywhere) {
