@@ -2,6 +2,7 @@
 // non-blocking collectives), as torch.distributed's Work and MPI's request.
 #pragma once
 
+#include <chrono>
 #include <exception>
 #include <memory>
 #include <span>
@@ -45,6 +46,8 @@ class WorkState {
 ///   instead makes that stream wait for it and returns (async_collectives.hpp).
 /// - `test()` never blocks: true when the operation is done, successfully or not (`wait()` then
 ///   returns or rethrows at once).
+/// - `wait_for(timeout)` waits at most `timeout`: true once done (rethrowing its Error, as `wait()`),
+///   false if the operation is still running then; the Work stays as it was, to wait again.
 /// - Destroying (or assigning over) an unfinished Work waits for it; a failure there is written to
 ///   the log (mpidist::logger(), on every rank) instead of being thrown.
 /// - Waits poll under the communicator's timeout (set_timeout, MPIDIST_TIMEOUT): a receive that is
@@ -63,6 +66,9 @@ class Work {
   void wait();
   /// Polls without blocking; true when done (successfully or not).
   bool test();
+  /// Waits at most `timeout` (torch's `work.wait(timeout)`, std::future's `wait_for`): true when done
+  /// (then as wait(): rethrows the Error), false when still running.
+  bool wait_for(std::chrono::duration<double> timeout);
   /// test() under torch's name (`work.is_completed()`).
   bool is_completed() { return test(); }
   /// True when the operation is known to be done (no polling).

@@ -1,6 +1,7 @@
 // Work: driving a WorkState to its end, keeping its Error for every later wait().
 #include "mpidist/work.hpp"
 
+#include <thread>
 #include <utility>
 
 #include "mpidist/error.hpp"
@@ -48,6 +49,19 @@ bool Work::test() {
     error_ = std::current_exception();
   }
   state_.reset();
+  return true;
+}
+
+bool Work::wait_for(std::chrono::duration<double> timeout) {
+  // Polls (each test() advances the operation) while the time lasts: at first only giving the core
+  // away, then sleeping a little, so a long wait does not spin.
+  const auto start = std::chrono::steady_clock::now();
+  for (int polls = 0; !test(); ++polls) {
+    if (std::chrono::steady_clock::now() - start >= timeout) return false;
+    if (polls < 1000) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  wait();
   return true;
 }
 

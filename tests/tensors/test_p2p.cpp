@@ -49,6 +49,37 @@ TEST_F(WorkHandle, DefaultIsDoneAndWaitsAreIdempotent) {
   EXPECT_TRUE(moved.test());
 }
 
+// wait_for: false while the peer has not sent (and the Work waits on), true once it did, then at
+// once; a failed Work's Error rethrown; a done Work true at once, a zero timeout included.
+TEST_F(WorkHandle, WaitForReturnsFalseUntilDone) {
+  Work none;
+  EXPECT_TRUE(none.wait_for(std::chrono::seconds(0)));
+  std::vector<float> v(2, 1.0f);
+  Work bad = mpidist::broadcast_async(std::span(v), mpidist::world_size());  // a root out of range
+  expect_error([&] { (void)bad.wait_for(std::chrono::seconds(30)); }, {"broadcast", "root"});
+  if (mpidist::world_size() < 2) return;
+  const int me = mpidist::rank();
+  constexpr int go_tag = 3131;
+  std::vector<float> got(1000, -1.0f), sent(1000, 7.0f);
+  if (me == 0) {
+    Work w = mpidist::irecv(std::span(got), 1, 5);
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_FALSE(w.wait_for(std::chrono::milliseconds(50)));
+    EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(50));
+    EXPECT_FALSE(w.done());
+    int word = 1;
+    MPI_Send(&word, 1, MPI_INT, 1, go_tag, MPI_COMM_WORLD);  // now rank 1 sends
+    EXPECT_TRUE(w.wait_for(std::chrono::seconds(30)));
+    EXPECT_TRUE(w.done());
+    EXPECT_EQ(got, sent);
+    EXPECT_TRUE(w.wait_for(std::chrono::seconds(0)));
+  } else if (me == 1) {
+    int word = 0;
+    MPI_Recv(&word, 1, MPI_INT, 0, go_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    mpidist::send(std::span(sent), 0, 5);
+  }
+}
+
 // Pairs (0,1), (2,3), ...: every size of payload, on both paths (packed and in place), and zero.
 void exchange_in_pairs(const Communicator& comm) {
   const int me = comm.rank();
