@@ -6,6 +6,7 @@
 // rooted call per rank (all_gather's and reduce_scatter's device lists, where a contiguous buffer
 // would be device memory mpidist does not allocate; the others' device lists go through host).
 // Their non-blocking forms start the same collectives and copy out of the host buffers when waited.
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <functional>
@@ -41,21 +42,38 @@ const std::byte* packed(std::span<const View> list) {
   return base;
 }
 
-// Whether a list of tensors of one size lies one after the other, as one buffer would.
+// Whether a list lies one after the other, as one buffer would (a list of empty tensors does).
 template <class View>
 bool one_after_another(std::span<const View> list) {
-  return list.empty() || list[0].count() == 0 || packed(list) != nullptr;
+  return packed(list) != nullptr || std::ranges::all_of(list, [](const View& tensor) { return tensor.count() == 0; });
 }
 
 // The group the call runs on: inside a MainProcessContext, this rank alone (as every collective).
 int ranks(const Communicator& comm) { return MainProcessContext::depth() > 0 ? 1 : comm.size(); }
 int this_rank(const Communicator& comm) { return MainProcessContext::depth() > 0 ? 0 : comm.rank(); }
 
-// Whether `mine` holds on every rank (one small reduction). A device list's layout picks between
-// collectives (one over the whole list, or one per rank, or host staging), and separately allocated
-// tensors may lie one after the other on some ranks only: every rank must pick alike. A host list's
-// layout of all_gather and reduce_scatter picks only where the data is copied, and needs none.
-bool everywhere(const Communicator& comm, bool mine) { return all_reduce(comm, mine ? 1 : 0, ReduceOp::Min) == 1; }
+// Whether `layout()` holds on every rank, once every rank's lists passed `check()`: one small
+// reduction, which a layout that picks the collective needs anyway (below). Where some rank's lists
+// fail, their problems are gathered (a second step, only then) and every rank raises the same Error,
+// where failing alone would leave the others waiting in the reduction until the timeout.
+template <class Check, class Layout>
+bool checked_everywhere(const Communicator& comm, const char* operation, Check&& check, Layout&& layout) {
+  std::string problem;
+  bool mine = false;
+  try {
+    check();
+    mine = layout();
+  } catch (const Error& error) {
+    problem = error.detail();
+  }
+  const int verdict = all_reduce(comm, problem.empty() ? (mine ? 2 : 1) : 0, ReduceOp::Min);
+  if (verdict > 0) return verdict == 2;
+  const std::vector<std::string> problems = all_gather(comm, problem);
+  if (!problem.empty()) throw Error(comm.name(), operation, problem);
+  std::size_t first = 0;
+  while (first + 1 < problems.size() && problems[first].empty()) ++first;
+  throw Error(comm.name(), operation, "rank " + std::to_string(first) + "'s lists: " + problems[first]);
+}
 
 // One tensor per rank, each of `single`'s count, type and memory (`role`: "input", "output").
 template <class View>
@@ -143,16 +161,21 @@ void scatter_step(Steps& s, const Communicator& c, const InputView& in, const Bu
 }
 
 // How all_gather and reduce_scatter move a list, once it is checked: as one buffer when it lies
-// one after the other, else through a host buffer (host memory) or one rooted call per rank.
+// one after the other, else through a host buffer (host memory) or one rooted call per rank. A host
+// list's layout picks only where the data is copied, before the same collective: each rank alone.
+// A device list's picks the collective (one over the whole list, or one per rank), and separately
+// allocated tensors may lie one after the other on some ranks only: the ranks agree.
 enum class ListPath { Direct, HostBuffer, PerRank };
 template <class View>
 ListPath list_path(const Communicator& comm, const char* operation, const BufferView& single, const char* role,
                    std::span<const View> list) {
-  check_list(comm, operation, single, role, list);
-  const bool host = single.memory() == MemoryKind::Host;
-  const bool adjacent = one_after_another(list);
-  if (host ? adjacent : everywhere(comm, adjacent)) return ListPath::Direct;
-  return host ? ListPath::HostBuffer : ListPath::PerRank;
+  if (single.memory() == MemoryKind::Host) {
+    check_list(comm, operation, single, role, list);
+    return one_after_another(list) ? ListPath::Direct : ListPath::HostBuffer;
+  }
+  const bool adjacent = checked_everywhere(
+      comm, operation, [&] { check_list(comm, operation, single, role, list); }, [&] { return one_after_another(list); });
+  return adjacent ? ListPath::Direct : ListPath::PerRank;
 }
 
 void all_gather_into_list(Steps& s, const Communicator& comm, const InputView& in, std::span<const BufferView> outs,
@@ -211,8 +234,9 @@ void copy_between(const char* operation, void* to, const void* from, std::size_t
   detail::synchronize_stream(operation, stream, device);
 }
 
-void all_to_all_lists(Steps& s, const Communicator& comm, std::span<const InputView> ins,
-                      std::span<const BufferView> outs, Stream stream) {
+// all_to_all's lists on this rank: one tensor per rank in each, one element type, one memory for
+// every tensor that holds elements (an empty one may be a host view whatever the others are).
+void check_exchange_lists(const Communicator& comm, std::span<const InputView> ins, std::span<const BufferView> outs) {
   constexpr const char* operation = "all_to_all";
   const auto n = static_cast<std::size_t>(ranks(comm));
   for (const auto& [list, role] : {std::pair{ins.size(), "ins"}, std::pair{outs.size(), "outs"}})
@@ -220,9 +244,6 @@ void all_to_all_lists(Steps& s, const Communicator& comm, std::span<const InputV
       throw Error(comm.name(), operation, std::string(role) + " holds " + std::to_string(list) + " tensors but the group has " +
                                               std::to_string(n) + " ranks: it takes one per rank" +
                                               (MainProcessContext::depth() > 0 ? " (one in a MainProcessContext)" : ""));
-  if (n == 0) return;
-  // One type everywhere; one memory for every tensor that holds elements (an empty one may be a
-  // host view whatever the others are).
   const DataType dtype = ins[0].dtype();
   const BufferView* first = nullptr;
   for (const BufferView& tensor : ins)
@@ -242,22 +263,31 @@ void all_to_all_lists(Steps& s, const Communicator& comm, std::span<const InputV
                                               " and another tensor of the lists in " + where(*first) +
                                               ": all of them live in one memory");
   };
-  std::vector<std::size_t> send(n), recv(n);
-  std::size_t send_total = 0, recv_total = 0;
   for (std::size_t r = 0; r < n; ++r) {
     check(ins[r], "ins", r);
     check(outs[r], "outs", r);
+  }
+}
+
+void all_to_all_lists(Steps& s, const Communicator& comm, std::span<const InputView> ins,
+                      std::span<const BufferView> outs, Stream stream) {
+  constexpr const char* operation = "all_to_all";
+  // Agreed on every rank, whatever its memory: device lists staged on some ranks only would meet
+  // device lists elsewhere in one call, and a rank that moves nothing cannot tell which it holds.
+  const bool direct = checked_everywhere(
+      comm, operation, [&] { check_exchange_lists(comm, ins, outs); },
+      [&] { return one_after_another(ins) && one_after_another(outs); });
+  const auto n = ins.size();
+  const DataType dtype = ins[0].dtype();
+  std::vector<std::size_t> send(n), recv(n);
+  std::size_t send_total = 0, recv_total = 0;
+  for (std::size_t r = 0; r < n; ++r) {
     send_total += send[r] = ins[r].count();
     recv_total += recv[r] = outs[r].count();
   }
-  const std::byte* in_base = packed(ins);
-  const std::byte* out_base = packed(outs);
-  const bool direct = (in_base != nullptr || send_total == 0) && (out_base != nullptr || recv_total == 0);
-  // Agreed on every rank, whatever its memory: device lists staged on some ranks only would meet
-  // device lists elsewhere in one call, and a rank that moves nothing cannot tell which it holds.
-  if (everywhere(comm, direct))
-    return all_to_all_step(s, comm, InputView(const_cast<std::byte*>(in_base), send_total, dtype), send,
-                           BufferView(const_cast<std::byte*>(out_base), recv_total, dtype), recv, stream);
+  if (direct)
+    return all_to_all_step(s, comm, InputView(const_cast<std::byte*>(packed(ins)), send_total, dtype), send,
+                           BufferView(const_cast<std::byte*>(packed(outs)), recv_total, dtype), recv, stream);
   // Through host memory: one buffer each way, the uneven all_to_all between them.
   const std::size_t element = size_of(dtype);
   std::byte* sent = s.host_buffer(send_total * element);

@@ -403,6 +403,51 @@ TEST_F(Collectives, AllToAllBetweenLists) {
   }
 }
 
+// A bad list on one rank only, where the ranks agree on the lists' layout anyway (every all_to_all
+// list; all_gather's and reduce_scatter's on device memory): the same Error on every rank, naming
+// the rank and its problem, instead of the others waiting until the timeout; then right calls.
+TEST_F(Collectives, OneRanksBadListIsAnErrorOnEveryRank) {
+  const int n = size(), last = n - 1;
+  const auto N = static_cast<std::size_t>(n);
+  const auto named = [&](int bad, const std::string& problem) {
+    return me() == bad ? problem : "rank " + std::to_string(bad) + "'s lists: " + problem;
+  };
+  std::vector<std::vector<int>> tokens(N, std::vector<int>(3, me())), got(N, std::vector<int>(3, -1));
+  std::vector<std::vector<int>> sent = tokens;
+  if (me() == last) sent.emplace_back(3, me());  // one tensor too many on the last rank
+  expect_error([&] { mpidist::all_to_all(sent, got); },
+               {"all_to_all", named(last, "ins holds " + std::to_string(N + 1) + " tensors")});
+  mpidist::Work started = mpidist::all_to_all_async(sent, got);
+  expect_error([&] { started.wait(); }, {"all_to_all", named(last, "ins holds")});
+  std::vector<std::vector<double>> wide(N, std::vector<double>(3));
+  const auto received = [&](int r) -> mpidist::BufferView {
+    auto& slot = got[static_cast<std::size_t>(r)];
+    return me() == 0 && r == last ? mpidist::BufferView(std::span(wide.back())) : mpidist::BufferView(std::span(slot));
+  };
+  std::vector<mpidist::BufferView> outs;
+  for (int r = 0; r < n; ++r) outs.push_back(received(r));  // rank 0's last of another type
+  expect_error([&] { mpidist::all_to_all(tokens, outs); },
+               {"all_to_all", named(0, "outs[" + std::to_string(last) + "] holds float64")});
+  mpidist::all_to_all(tokens, got);
+  for (int r = 0; r < n; ++r) EXPECT_EQ(got[static_cast<std::size_t>(r)], std::vector<int>(3, r));
+  if (!on_device()) return;  // host lists of all_gather and reduce_scatter: each rank's own check, no agreement
+  TestBuffer<float> in(std::vector<float>(4, static_cast<float>(me() + 1)));
+  std::vector<std::unique_ptr<TestBuffer<float>>> held;
+  std::vector<mpidist::BufferView> list;
+  for (int r = 0; r < n; ++r) {
+    held.push_back(std::make_unique<TestBuffer<float>>(std::vector<float>(me() == last && r == 0 ? 3 : 4)));
+    list.push_back(held.back()->view());  // the last rank's first tensor one element short
+  }
+  expect_error([&] { mpidist::all_gather(in.view(), list); },
+               {"all_gather", named(last, "tensor 0 of the list holds 3")});
+  expect_error([&] { mpidist::reduce_scatter(list, in.view()); },
+               {"reduce_scatter", named(last, "tensor 0 of the list holds 3")});
+  held[0] = std::make_unique<TestBuffer<float>>(std::vector<float>(4));
+  list[0] = held[0]->view();
+  mpidist::all_gather(in.view(), list);
+  for (int r = 0; r < n; ++r) EXPECT_EQ(held[static_cast<std::size_t>(r)]->read(), std::vector<float>(4, static_cast<float>(r + 1)));
+}
+
 // Separately allocated tensors may lie one after the other on some ranks only: on device memory the
 // layout picks the collective, so the ranks must pick alike (here rank 0's lists are adjacent, the
 // others' separate; in all_to_all the last rank moves nothing at all).
