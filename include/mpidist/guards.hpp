@@ -18,6 +18,9 @@ namespace mpidist {
 /// World rank 0 is the main process (speechbrain `if_main_process`); Communicator::is_main_process
 /// for a group.
 bool is_main_process();
+/// Local rank 0, the first rank of each node (axolotl's and Accelerate's `is_local_main_process`):
+/// for work done once a machine, as a download to its local disk.
+bool is_local_main_process();
 
 /// Blocks until every rank (of the group) arrived (ignite `barrier`, speechbrain `ddp_barrier`). A
 /// no-op inside a MainProcessContext, where only the main process runs and a barrier would deadlock.

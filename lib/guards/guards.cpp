@@ -12,6 +12,7 @@
 #include "watch/agreement.hpp"
 #include "watch/call_scope.hpp"
 #include "mpidist/error.hpp"
+#include "mpidist/topology.hpp"
 
 namespace mpidist {
 namespace {
@@ -24,6 +25,7 @@ namespace {
 }  // namespace
 
 bool is_main_process() { return detail::world_group("is_main_process").topology.rank == 0; }
+bool is_local_main_process() { return local_rank() == 0; }
 
 void barrier() { barrier(world()); }
 
