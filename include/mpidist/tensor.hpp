@@ -264,9 +264,12 @@ std::vector<BufferView> as_buffers(R& tensors) {
 /// A list of tensors a call only reads, as users hold them: each an InputView, a span or a
 /// container, const or not.
 template <class R>
+concept SingleTensor =  // a tensor itself, not a list: elements first, so a span of views never asks InputView
+    Element<std::remove_cv_t<std::ranges::range_value_t<const R>>> && std::convertible_to<const R&, InputView>;
+template <class R>
 concept InputList = std::ranges::input_range<const R> &&
                     std::convertible_to<std::ranges::range_reference_t<const R>, InputView> &&
-                    !std::convertible_to<const R&, std::span<const InputView>> && !std::convertible_to<const R&, InputView>;
+                    !std::convertible_to<const R&, std::span<const InputView>> && !SingleTensor<R>;
 
 /// Either kind of list, also one the calls take as it is (a std::vector<InputView>, a
 /// std::vector<BufferView>): where a call takes two lists, either may be either.

@@ -78,6 +78,21 @@ void collective(Group& group, CollectiveKind kind, const char* name, const Buffe
   finish_call(ticket, false);
 }
 
+void failed_collective(Group& group, CollectiveKind kind, const char* name, const BufferView& in, const BufferView& out,
+                       ReduceOp op, int root, Stream stream, bool async, std::exception_ptr local) {
+  Call call = describe_call(group, kind, name, in, out, op, root, stream);
+  if (MainProcessContext::depth() > 0) std::rethrow_exception(local);  // local: not numbered
+  const CallTicket ticket = start_call(group, recorded_fingerprint(call, in.bytes(), async));
+  try {
+    naming_errors(group.name, [&] { agree_on_call(call, nullptr, local); });
+  } catch (...) {
+    finish_call(ticket, true);
+    throw;
+  }
+  finish_call(ticket, true);
+  std::rethrow_exception(local);  // not reached: agree_on_call throws for a local failure
+}
+
 // The public calls' two forms.
 void collective(const Communicator& comm, CollectiveKind kind, const char* name, const BufferView& in,
                 const BufferView& out, ReduceOp op, int root, Stream stream) {

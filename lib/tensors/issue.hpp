@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <span>
 
@@ -22,6 +23,13 @@ Fingerprint recorded_fingerprint(const Call& call, std::size_t bytes, bool async
 /// Every rank's own checks and the ranks' agreement (call_checks.hpp); the transport to run it.
 /// Throws the call's Error (the same on every rank where the ranks checked together).
 const Transport* prepare_call(Group& group, Call& call, const BufferView& in, const BufferView& out);
+/// A collective this rank cannot make: its arguments failed checks of the caller's own (`local`: a
+/// list form's list), made before the call's. Numbered and agreed as the call of that shape would
+/// be, so that every rank raises the same Error where the ranks check calls together, and this rank
+/// votes where they do not (agreement.hpp); then `local` (or the agreed Error) is thrown.
+[[noreturn]] void failed_collective(Group& group, CollectiveKind kind, const char* name, const BufferView& in,
+                                    const BufferView& out, ReduceOp op, int root, Stream stream, bool async,
+                                    std::exception_ptr local);
 /// A whole blocking collective: numbered and watched, checked, agreed and run. `async` marks it in
 /// the recorder (an async call run at issue); the caller then drains the group's lane first.
 void collective(Group& group, CollectiveKind kind, const char* name, const BufferView& in, const BufferView& out,

@@ -16,7 +16,9 @@
 
 #include "core/async_lane.hpp"
 #include "core/device_backend.hpp"
+#include "core/group.hpp"
 #include "core/joined_work.hpp"
+#include "tensors/issue.hpp"
 #include "mpidist/async_collectives.hpp"
 #include "mpidist/collectives.hpp"
 #include "mpidist/error.hpp"
@@ -165,12 +167,14 @@ void scatter_step(Steps& s, const Communicator& c, const InputView& in, const Bu
 // list's layout picks only where the data is copied, before the same collective: each rank alone.
 // A device list's picks the collective (one over the whole list, or one per rank), and separately
 // allocated tensors may lie one after the other on some ranks only: the ranks agree.
+// A host list that fails its checks fails as the collective of that shape would (`contiguous`): in
+// the ranks' agreement where they check calls together (MPIDIST_VALIDATE=1), so that every rank raises it.
 enum class ListPath { Direct, HostBuffer, PerRank };
-template <class View>
+template <class View, class Contiguous>
 ListPath list_path(const Communicator& comm, const char* operation, const BufferView& single, const char* role,
-                   std::span<const View> list) {
+                   std::span<const View> list, Contiguous&& contiguous) {
   if (single.memory() == MemoryKind::Host) {
-    check_list(comm, operation, single, role, list);
+    if (const auto local = detail::capture([&] { check_list(comm, operation, single, role, list); })) contiguous(local);
     return one_after_another(list) ? ListPath::Direct : ListPath::HostBuffer;
   }
   const bool adjacent = checked_everywhere(
@@ -181,7 +185,12 @@ ListPath list_path(const Communicator& comm, const char* operation, const Buffer
 void all_gather_into_list(Steps& s, const Communicator& comm, const InputView& in, std::span<const BufferView> outs,
                           Stream stream) {
   constexpr const char* operation = "all_gather";
-  const ListPath path = list_path(comm, operation, in, "input", outs);
+  const ListPath path = list_path(comm, operation, in, "input", outs, [&](std::exception_ptr local) {
+    // The shape of the call the others make; its memory is never touched (at in's, which is not null).
+    const BufferView whole(const_cast<void*>(in.data()), static_cast<std::size_t>(ranks(comm)) * in.count(), in.dtype());
+    detail::failed_collective(detail::group_of(comm, operation), detail::CollectiveKind::AllGather, operation, in, whole,
+                              ReduceOp::Sum, 0, stream, s.started(), local);
+  });
   const std::size_t bytes = in.bytes();
   const std::size_t count = outs.size() * in.count();
   switch (path) {
@@ -207,7 +216,11 @@ void all_gather_into_list(Steps& s, const Communicator& comm, const InputView& i
 void reduce_scatter_from_list(Steps& s, const Communicator& comm, std::span<const InputView> ins,
                               const BufferView& out, ReduceOp op, Stream stream) {
   constexpr const char* operation = "reduce_scatter";
-  const ListPath path = list_path(comm, operation, out, "output", ins);
+  const ListPath path = list_path(comm, operation, out, "output", ins, [&](std::exception_ptr local) {
+    const InputView whole(out.data(), static_cast<std::size_t>(ranks(comm)) * out.count(), out.dtype());
+    detail::failed_collective(detail::group_of(comm, operation), detail::CollectiveKind::ReduceScatter, operation, whole,
+                              out, op, 0, stream, s.started(), local);
+  });
   const std::size_t bytes = out.bytes();
   const std::size_t count = ins.size() * out.count();
   switch (path) {

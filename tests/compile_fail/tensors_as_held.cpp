@@ -63,4 +63,10 @@ void async_lists(const std::vector<float>& in, std::vector<std::vector<float>>& 
   mpidist::Work f = mpidist::all_gather_async(std::span(in), std::vector<std::span<float>>(outs.begin(), outs.end()));
   mpidist::Work g = mpidist::gather_async(in, out, 0);
   mpidist::Work h = mpidist::scatter_async(mpidist::world(), in, out, 1);
+  // A span of views as the list a call reads.
+  std::vector<mpidist::BufferView> views(outs.begin(), outs.end());
+  const std::span<const mpidist::BufferView> held(views);
+  mpidist::reduce_scatter(held, out);
+  mpidist::Work i = mpidist::scatter_async(held, out, 1);
+  mpidist::all_to_all(held, views);
 }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,33 @@ TEST_F(CollectiveErrors, BadOutputOnOneRankFailsEveryRank) {
   TestBuffer<double> odd(std::vector<double>(static_cast<std::size_t>(size()) * 2 + 1, 1.0));
   TestBuffer<double> block(std::vector<double>(2, 0.0));
   if (size() > 1) expect_error([&] { mpidist::reduce_scatter(odd.view(), block.view()); }, {"not a multiple of the world size"});
+}
+
+// A bad list on one rank, for all_gather and reduce_scatter: on host memory each rank checks its own
+// list, and the failure joins the call's agreement as a bad buffer does (MPIDIST_VALIDATE=1); on
+// device memory the ranks' layout agreement carries it. Either way every rank raises it, blocking
+// or through the Work, and the ranks go on in step.
+TEST_F(CollectiveErrors, BadListOnOneRankFailsEveryRank) {
+  const int bad = size() - 1;
+  const auto N = static_cast<std::size_t>(size());
+  const std::string who = size() > 1 ? "rank " + std::to_string(bad) : "";
+  TestBuffer<float> in(std::vector<float>(3, static_cast<float>(me() + 1)));
+  std::vector<std::unique_ptr<TestBuffer<float>>> held;
+  std::vector<mpidist::BufferView> outs;
+  for (std::size_t r = 0; r < N + (me() == bad ? 1 : 0); ++r) {
+    held.push_back(std::make_unique<TestBuffer<float>>(std::vector<float>(me() == bad && r == 0 ? 2 : 3)));
+    outs.push_back(held.back()->view());  // the bad rank's: one too many, the first one element short
+  }
+  expect_error([&] { mpidist::all_gather(in.view(), outs); },
+               {"all_gather", who, "the list holds " + std::to_string(N + 1) + " tensors"});
+  mpidist::Work started = mpidist::all_gather_async(in.view(), outs);
+  expect_error([&] { started.wait(); }, {"all_gather", who, "the list holds"});
+  const std::span<const mpidist::BufferView> parts(outs.data(), N);
+  expect_error([&] { mpidist::reduce_scatter(parts, in.view()); },
+               {"reduce_scatter", who, me() == bad || size() > 1 ? "tensor 0 of the list holds 2" : ""});
+  if (me() == bad) held[0] = std::make_unique<TestBuffer<float>>(std::vector<float>(3)), outs[0] = held[0]->view();
+  mpidist::all_gather(in.view(), std::span<const mpidist::BufferView>(outs.data(), N));
+  for (std::size_t r = 0; r < N; ++r) EXPECT_EQ(held[r]->read()[2], static_cast<float>(r + 1));
 }
 
 TEST_F(CollectiveErrors, InvalidRootIsAnErrorOnEveryRank) {
