@@ -3,6 +3,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <optional>
 #include <span>
 
 #include "mpidist/collectives.hpp"
@@ -21,12 +22,6 @@ inline constexpr int any_tag = -1;
 /// Status `{proc_null, any_tag}`. The edges of a halo exchange that does not wrap around:
 /// `sendrecv(edge, me + 1 < size ? me + 1 : proc_null, halo, me > 0 ? me - 1 : proc_null)`.
 inline constexpr int proc_null = -2;
-
-/// Where a received message came from: the sender's rank in the group and the message's tag.
-struct Status {
-  int source = -1;
-  int tag = -1;
-};
 
 /// The largest tag a user message may carry: MPI's tag upper bound (MPI_TAG_UB, at least 32767)
 /// less the tags mpidist reserves for itself (none today: the library's own messages travel on a
@@ -57,6 +52,20 @@ Status recv(const Communicator& comm, BufferView buffer, int src, int tag = 0, S
 /// Starts a receive; `buffer` must stay alive and untouched until the Work is done.
 [[nodiscard]] Work irecv(BufferView buffer, int src, int tag = 0, Stream stream = nullptr);
 [[nodiscard]] Work irecv(const Communicator& comm, BufferView buffer, int src, int tag = 0, Stream stream = nullptr);
+
+/// Waits until a message from `src` (or any_source) with `tag` (or any_tag) can be received and says
+/// who sent it, with which tag and how large it is, leaving it to a receive (MPI_Probe, mpi4py's and
+/// Boost.MPI's probe): a message of a size the receiver cannot know,
+/// `auto s = probe(any_source, 7); std::vector<float> v(s.count<float>()); recv(std::span(v), s.source, s.tag);`.
+/// Waits under the communicator's timeout (then an Error naming the peer and tag; nothing was
+/// received and the communicator can still be used). From proc_null: `{proc_null, any_tag, 0}`.
+/// It sees what goes through MPI: a device message through NCCL is never probed, and an object's
+/// send (objects.hpp) shows as its frame, a few bytes, before the value itself.
+Status probe(int src = any_source, int tag = any_tag);
+Status probe(const Communicator& comm, int src = any_source, int tag = any_tag);
+/// The same without waiting (MPI_Iprobe): the Status of a message that can be received now, or nothing.
+std::optional<Status> iprobe(int src = any_source, int tag = any_tag);
+std::optional<Status> iprobe(const Communicator& comm, int src = any_source, int tag = any_tag);
 
 /// MPI_Sendrecv: sends `send_buffer` to `dest` and receives `recv_buffer` from `src` (a rank: not
 /// any_source), both on `tag`, as one batch_isend_irecv, so a ring or a halo exchange of blocking

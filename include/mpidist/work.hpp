@@ -3,12 +3,29 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
 namespace mpidist {
+
+/// Where a received message came from: the sender's rank in the group, the message's tag and its
+/// size (what recv and probe return and an irecv's Work keeps, for any_source and any_tag receives).
+struct Status {
+  int source = -1;
+  int tag = -1;
+  /// The payload's bytes: a buffer's elements times their size; an object's encoded size.
+  std::size_t bytes = 0;
+  /// The elements of T the payload holds (MPI_Get_count, Boost.MPI's `status.count<T>()`): what to
+  /// allocate for a probed message before receiving it.
+  template <class T>
+  std::size_t count() const noexcept {
+    return bytes / sizeof(T);
+  }
+};
 
 namespace detail {
 /// The state behind a Work: one started operation. A transport derives from it; Work drives it.
@@ -29,6 +46,9 @@ class WorkState {
   /// operation's Error (a timeout included) when it failed. Device work given a stream is done
   /// here once that stream is ordered after it (the host does not wait for the GPU).
   virtual void complete() = 0;
+  /// Where the message of a single receive (irecv) came from, asked once it is done; nothing for
+  /// any other operation.
+  virtual std::optional<Status> received() const { return std::nullopt; }
 
   const std::string& communicator() const noexcept { return communicator_; }
   const std::string& operation() const noexcept { return operation_; }
@@ -50,6 +70,8 @@ class WorkState {
 ///   false if the operation is still running then; the Work stays as it was, to wait again.
 /// - Destroying (or assigning over) an unfinished Work waits for it; a failure there is written to
 ///   the log (mpidist::logger(), on every rank) instead of being thrown.
+/// - `status()` of an irecv's Work, once done, says which rank sent the message and with which tag
+///   (torch's `work._source_rank()`; what recv returns): for receives from any_source or any_tag.
 /// - Waits poll under the communicator's timeout (set_timeout, MPIDIST_TIMEOUT): a receive that is
 ///   never matched ends in an Error naming the peer and the tag, not in a hang.
 class Work {
@@ -73,11 +95,18 @@ class Work {
   bool is_completed() { return test(); }
   /// True when the operation is known to be done (no polling).
   bool done() const noexcept { return state_ == nullptr; }
+  /// An irecv's Work, done: the sender's rank in the group and the message's tag (from proc_null:
+  /// `{proc_null, any_tag}`). An Error while it runs (wait() first), for a Work of anything but one
+  /// receive, and (rethrown) when the receive failed.
+  Status status() const;
+  /// status().source, under torch's name (`work._source_rank()`).
+  int source_rank() const { return status().source; }
 
  private:
   void finish_quietly() noexcept;
   std::unique_ptr<detail::WorkState> state_;  // null once done
   std::exception_ptr error_;                  // the operation's failure, rethrown by every wait()
+  std::optional<Status> received_;            // a done receive's sender and tag
 };
 
 /// Waits for every Work (all of them, also after one failed), then rethrows the first Error in

@@ -22,6 +22,7 @@ Work& Work::operator=(Work&& other) noexcept {
     finish_quietly();
     state_ = std::move(other.state_);
     error_ = std::move(other.error_);
+    received_ = other.received_;
   }
   return *this;
 }
@@ -34,6 +35,7 @@ void Work::wait() {
     auto state = std::move(state_);
     try {
       state->complete();
+      received_ = state->received();
     } catch (...) {
       error_ = std::current_exception();
     }
@@ -45,6 +47,7 @@ bool Work::test() {
   if (state_ == nullptr) return true;
   try {
     if (!state_->poll()) return false;
+    received_ = state_->received();
   } catch (...) {
     error_ = std::current_exception();
   }
@@ -63,6 +66,17 @@ bool Work::wait_for(std::chrono::duration<double> timeout) {
   }
   wait();
   return true;
+}
+
+Status Work::status() const {
+  if (state_ != nullptr)
+    throw Error(state_->communicator(), state_->operation(),
+                "status() of a Work that is still running: wait() for it (or a test() that returned true) first");
+  if (error_) std::rethrow_exception(error_);
+  if (!received_)
+    throw Error("Work::status", "this Work received no message of its own: only an irecv's Work says where its "
+                                "message came from (an isend's, a batch_isend_irecv's and a collective's do not)");
+  return *received_;
 }
 
 void Work::finish_quietly() noexcept {

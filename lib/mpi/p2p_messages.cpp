@@ -81,6 +81,17 @@ std::string describe_unreceived(MPI_Message& message, const MPI_Status& status) 
   return text + ", " + std::to_string(whole.size()) + " bytes)";
 }
 
+std::optional<Status> probe_once(MPI_Comm comm, int src, int tag) {
+  int found = 0;
+  MPI_Status status;
+  MPIDIST_MPI_CHECK(MPI_Iprobe(src, tag, comm, &found, &status));
+  if (!found) return std::nullopt;
+  MPI_Count received = 0;
+  MPIDIST_MPI_CHECK(MPI_Get_elements_x(&status, MPI_BYTE, &received));
+  const auto header = static_cast<MPI_Count>(sizeof(MessageHeader));
+  return Status{status.MPI_SOURCE, status.MPI_TAG, static_cast<std::size_t>(received > header ? received - header : 0)};
+}
+
 MessageTypes::~MessageTypes() {
   int finalized = 0;
   MPI_Finalized(&finalized);

@@ -11,10 +11,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "mpidist/tensor.hpp"
+#include "mpidist/work.hpp"
 
 namespace mpidist::detail::mpi {
 
@@ -25,6 +27,11 @@ std::vector<std::byte> receive_whole(MPI_Message& message, const MPI_Status& sta
 /// Receives a probed message that no receive took and says what it was: "a message from rank 1
 /// (tag 5, 4 int32 elements)", or its size in bytes when it is not an mpidist message.
 std::string describe_unreceived(MPI_Message& message, const MPI_Status& status);
+
+/// The message that waits first to be received from `src` with `tag` (MPI_ANY_SOURCE and
+/// MPI_ANY_TAG allowed) on `comm`, left there (MPI_Iprobe): its sender, tag and payload bytes past
+/// the header. Nothing while none matches.
+std::optional<Status> probe_once(MPI_Comm comm, int src, int tag);
 
 /// The first 8 bytes of an object's frame (objects/p2p.cpp: send of a value sends its frame as a
 /// message of bytes first), so that a tensor receive that takes one can say what was sent.
@@ -97,6 +104,8 @@ class Message {
   bool done() const noexcept { return request_ == MPI_REQUEST_NULL; }
   int source() const noexcept { return source_; }
   int tag() const noexcept { return tag_; }
+  /// The payload's bytes (a receive's: what it received once it matched).
+  std::size_t bytes() const noexcept { return count_ * size_of(dtype_); }
   const std::string& mismatch() const noexcept { return mismatch_; }
 
  private:

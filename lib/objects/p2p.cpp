@@ -81,7 +81,7 @@ Status receive(Group& group, const char* operation, std::uint64_t type, PayloadS
                     tag < 0 ? MPI_ANY_TAG : tag);
     wait(group, operation, head, src, tag);
   });
-  status = Status{head.source(), head.tag()};
+  status = Status{head.source(), head.tag(), static_cast<std::size_t>(frame.size)};
   if (frame.magic != frame_magic)
     throw Error(group.name, operation, "rank " + std::to_string(status.source) + " sent (tag " +
                                         std::to_string(status.tag) + ") a message that is not an object's frame");

@@ -179,7 +179,12 @@ class P2POps {
 
   Status status() const {
     const auto& m = pending_.front().message;
-    return Status{m.source(), m.tag()};
+    return Status{m.source(), m.tag(), m.bytes()};
+  }
+  // The sender and tag of an irecv: one op, a receive.
+  std::optional<Status> single_receive() const {
+    if (pending_.size() != 1 || !pending_.front().message.receiving()) return std::nullopt;
+    return status();
   }
 
  private:
@@ -256,6 +261,16 @@ class P2PWork final : public WorkState, private P2POps {
   using P2POps::start;
   bool poll() override { return P2POps::poll(); }
   void complete() override { P2POps::complete(); }
+  std::optional<Status> received() const override { return single_receive(); }
+};
+
+// An irecv from proc_null: done at once, from no one (recv's Status for it).
+class ReceivedFromNoOne final : public WorkState {
+ public:
+  ReceivedFromNoOne(Group& group, const char* operation) : WorkState(group.name, operation) {}
+  bool poll() override { return true; }
+  void complete() override {}
+  std::optional<Status> received() const override { return Status{no_peer, any_tag}; }
 };
 
 // Device isend/irecv through NCCL wait here until the first of them is waited for or tested, or
@@ -285,18 +300,21 @@ class DeviceBatch {
 
 class DeferredWork final : public WorkState {
  public:
-  DeferredWork(Group& group, const char* operation, std::shared_ptr<DeviceBatch> batch)
-      : WorkState(group.name, operation), operation_(operation), batch_(std::move(batch)) {}
+  DeferredWork(Group& group, const char* operation, std::shared_ptr<DeviceBatch> batch, std::optional<Status> received)
+      : WorkState(group.name, operation), operation_(operation), batch_(std::move(batch)), received_(received) {}
   bool poll() override { return batch_->launch(operation_).poll(); }
   void complete() override { batch_->launch(operation_).complete(); }
+  std::optional<Status> received() const override { return received_; }
 
  private:
   const char* operation_;
   std::shared_ptr<DeviceBatch> batch_;
+  std::optional<Status> received_;  // a receive's: NCCL's messages come from the peer named, tags aside
 };
 
 
-std::unique_ptr<WorkState> defer(Group& group, const char* operation, const DeviceMessage& message, Stream stream) {
+std::unique_ptr<WorkState> defer(Group& group, const char* operation, const DeviceMessage& message, int tag,
+                                 Stream stream) {
   auto open = std::static_pointer_cast<DeviceBatch>(group.device_p2p);
   if (open && open->stream() != stream) {  // one NCCL group runs on one stream
     open->launch(operation);
@@ -307,7 +325,9 @@ std::unique_ptr<WorkState> defer(Group& group, const char* operation, const Devi
     group.device_p2p = open;
   }
   open->add(message);
-  return std::make_unique<DeferredWork>(group, operation, open);
+  std::optional<Status> received;
+  if (message.receiving) received = Status{message.peer, tag, message.count * size_of(message.dtype)};
+  return std::make_unique<DeferredWork>(group, operation, open, received);
 }
 
 Group& group_for(const Communicator* comm, const char* operation) {
@@ -326,9 +346,9 @@ bool check_one(Group& group, const char* operation, const BufferView& buffer, in
 
 // One op through NCCL: joins the open batch; a blocking one launches the batch now.
 std::unique_ptr<WorkState> start_on_device(Group& group, const char* operation, const BufferView& buffer, int peer,
-                                           bool receiving, Stream stream, bool blocking) {
+                                           int tag, bool receiving, Stream stream, bool blocking) {
   const DeviceMessage message{receiving, buffer.data(), buffer.count(), buffer.dtype(), peer};
-  auto work = defer(group, operation, message, stream);
+  auto work = defer(group, operation, message, tag, stream);
   if (blocking) launch_open_batch(group, operation);
   return work;
 }
@@ -337,8 +357,8 @@ std::unique_ptr<WorkState> start_one(const Communicator* comm, const char* opera
                                      int peer, int tag, bool receiving, Stream stream) {
   Group& group = group_for(comm, operation);
   const bool nccl = check_one(group, operation, buffer, peer, tag, receiving, false);
-  if (peer == no_peer) return nullptr;  // done already
-  if (nccl) return start_on_device(group, operation, buffer, peer, receiving, stream, false);
+  if (peer == no_peer) return receiving ? std::make_unique<ReceivedFromNoOne>(group, operation) : nullptr;  // done
+  if (nccl) return start_on_device(group, operation, buffer, peer, tag, receiving, stream, false);
   auto work = std::make_unique<P2PWork>(group, operation);
   work->add(peer, tag);
   naming_errors(group.name, [&] { work->start(0, work->stage(buffer, receiving, stream), receiving); });
@@ -352,9 +372,9 @@ Status run_blocking(const Communicator* comm, const char* operation, const Buffe
   const bool nccl = check_one(group, operation, buffer, peer, tag, receiving, true);
   if (peer == no_peer) return Status{no_peer, any_tag};
   if (nccl) {
-    auto work = start_on_device(group, operation, buffer, peer, receiving, stream, true);
+    auto work = start_on_device(group, operation, buffer, peer, tag, receiving, stream, true);
     naming_errors(group.name, [&] { work->complete(); });
-    return Status{peer, tag};  // NCCL matches in order per peer, without tags: the message is the one from peer
+    return Status{peer, tag, buffer.bytes()};  // NCCL matches in order per peer, tags aside: the one from peer
   }
   P2POps work(group, operation);
   work.add(peer, tag);
@@ -371,6 +391,12 @@ void send_blocking(const Communicator* comm, const BufferView& buffer, int dest,
 
 Status recv_blocking(const Communicator* comm, const BufferView& buffer, int src, int tag, Stream stream) {
   return run_blocking(comm, "recv", buffer, src, tag, true, stream);
+}
+
+Work start_receive(const Communicator* comm, const BufferView& buffer, int src, int tag, Stream stream) {
+  Work work(start_one(comm, "irecv", buffer, src, tag, true, stream));
+  if (src == no_peer) (void)work.test();  // done at once, from no one: done() and status() say so
+  return work;
 }
 
 Work batch(const Communicator* comm, const char* operation, std::span<const P2POp> ops, Stream stream) {
@@ -452,10 +478,10 @@ Work isend(const Communicator& comm, InputView buffer, int dest, int tag, Stream
   return Work(detail::start_one(&comm, "isend", buffer, dest, tag, false, stream));
 }
 Work irecv(BufferView buffer, int src, int tag, Stream stream) {
-  return Work(detail::start_one(nullptr, "irecv", buffer, src, tag, true, stream));
+  return detail::start_receive(nullptr, buffer, src, tag, stream);
 }
 Work irecv(const Communicator& comm, BufferView buffer, int src, int tag, Stream stream) {
-  return Work(detail::start_one(&comm, "irecv", buffer, src, tag, true, stream));
+  return detail::start_receive(&comm, buffer, src, tag, stream);
 }
 Work batch_isend_irecv(std::span<const P2POp> ops, Stream stream) {
   return detail::batch(nullptr, "batch_isend_irecv", ops, stream);

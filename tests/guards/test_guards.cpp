@@ -59,7 +59,9 @@ std::string me() { return std::to_string(mpidist::rank()); }
 // One local main process a node (simulated nodes of 3 in guards-np4-nodes-of-3, real hosts).
 TEST_F(GuardsTest, OneLocalMainProcessANode) {
   EXPECT_EQ(mpidist::is_local_main_process(), mpidist::local_rank() == 0);
-  if (mpidist::is_main_process()) EXPECT_TRUE(mpidist::is_local_main_process());
+  if (mpidist::is_main_process()) {
+    EXPECT_TRUE(mpidist::is_local_main_process());
+  }
   const int local_mains = mpidist::all_reduce(mpidist::is_local_main_process() ? 1 : 0);
   EXPECT_EQ(local_mains, mpidist::num_nodes());
 }

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,64 @@ TEST_F(WorkHandle, WaitForReturnsFalseUntilDone) {
     MPI_Recv(&word, 1, MPI_INT, 0, go_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     mpidist::send(std::span(sent), 0, 5);
   }
+}
+
+// An irecv's Work says who sent its message and with which tag once it is done (torch's
+// work._source_rank(), recv's Status): a message to itself in host or device memory, then on host
+// memory one from every other rank taken from any_source and any_tag. Asked while the receive runs,
+// of a Work that is no receive, it is an Error; a failed receive's status() rethrows its Error.
+TEST_F(WorkHandle, AnIrecvSaysWhoSentIt) {
+  const auto comm = reversed_rest();
+  if (!comm) return;
+  const int me = comm.rank(), size = comm.size();
+  TestBuffer<std::int32_t> got(std::vector<std::int32_t>(4, -1)), mine(std::vector<std::int32_t>(4, me));
+  Work r = mpidist::irecv(comm, got.view(), me, 21);
+  expect_error([&] { (void)r.status(); }, {"irecv", "still running", "wait()"});
+  Work s = mpidist::isend(comm, mine.view(), me, 21);
+  r.wait();
+  s.wait();
+  EXPECT_EQ(got.read(), std::vector<std::int32_t>(4, me));
+  EXPECT_EQ(r.status().source, me);
+  EXPECT_EQ(r.status().tag, 21);
+  EXPECT_EQ(r.source_rank(), me);
+  expect_error([&] { (void)s.status(); }, {"received no message", "irecv"});
+  expect_error([] { (void)Work().status(); }, {"received no message"});
+  std::vector<float> values(3, 1.0f);
+  Work collective = mpidist::all_reduce_async(comm, std::span(values));
+  collective.wait();
+  expect_error([&] { (void)collective.status(); }, {"received no message"});
+  if (on_device()) return;  // NCCL has no any_source; its count mismatches end in the timeout
+
+  // A receive whose message holds fewer elements: its Error, and again from status().
+  std::vector<std::int32_t> three(3, -1), two(2, 5);
+  Work short_one = mpidist::irecv(comm, std::span(three), mpidist::any_source, 22);
+  Work two_out = mpidist::isend(comm, std::span(two), me, 22);
+  two_out.wait();
+  expect_error([&] { short_one.wait(); }, {"irecv", "3", "2"});
+  expect_error([&] { (void)short_one.status(); }, {"irecv", "3", "2"});
+
+  if (me != 0) {
+    const std::vector<std::int32_t> note{me, me * 3};
+    mpidist::send(comm, std::span(note), 0, 200 + me);
+    return;
+  }
+  std::vector<std::vector<std::int32_t>> notes(static_cast<std::size_t>(size - 1), std::vector<std::int32_t>(2, -1));
+  std::vector<Work> works;
+  for (auto& note : notes) works.push_back(mpidist::irecv(comm, std::span(note), mpidist::any_source, mpidist::any_tag));
+  if (!works.empty())
+    while (!works[0].test()) {  // one learns it through test(), the others through wait()
+    }
+  mpidist::wait_all(works);
+  std::vector<int> seen(static_cast<std::size_t>(size), 0);
+  for (std::size_t i = 0; i < works.size(); ++i) {
+    const mpidist::Status status = works[i].status();
+    ASSERT_GT(status.source, 0);
+    ASSERT_LT(status.source, size);
+    EXPECT_EQ(status.tag, 200 + status.source);
+    EXPECT_EQ(notes[i], (std::vector<std::int32_t>{status.source, status.source * 3}));
+    ++seen[static_cast<std::size_t>(status.source)];
+  }
+  for (int r = 1; r < size; ++r) EXPECT_EQ(seen[static_cast<std::size_t>(r)], 1) << "rank " << r;
 }
 
 // Pairs (0,1), (2,3), ...: every size of payload, on both paths (packed and in place), and zero.
@@ -394,6 +453,67 @@ TEST_F(P2P, UnmatchedReceiveTimesOutNamingPeerAndTag) {
   exchange_in_pairs(comm);
 }
 
+// probe and iprobe: a message whose size the receiver does not know (each rank sends the next one
+// another size, empty, small and past the packing limit) probed from any_source and any_tag, then
+// received into a buffer made from its Status; probed twice, it is still there; iprobe polled until
+// one arrives; nothing waiting is nothing; proc_null at once; local Errors; a probe that times out
+// is an Error naming the peer and tag, and the communicator goes on.
+TEST_F(P2P, ProbeSaysWhatWaitsBeforeItIsReceived) {
+  const auto comm = mpidist::world().split(0, mpidist::rank());
+  const int me = comm.rank(), n = comm.size();
+  const int next = (me + 1) % n, prev = (me + n - 1) % n;
+  const auto values = [](int from, std::size_t count) {
+    std::vector<long long> v(count);
+    std::iota(v.begin(), v.end(), from * 1000000LL);
+    return v;
+  };
+  for (const std::size_t count : {std::size_t{0}, std::size_t{13}, std::size_t{300000}}) {
+    const auto out = values(me, count + static_cast<std::size_t>(me));
+    Work sent = mpidist::isend(comm, std::span(out), next, 40 + me);
+    const mpidist::Status s = mpidist::probe(comm, mpidist::any_source, mpidist::any_tag);
+    EXPECT_EQ(s.source, prev);
+    EXPECT_EQ(s.tag, 40 + prev);
+    EXPECT_EQ(s.count<long long>(), count + static_cast<std::size_t>(prev));
+    EXPECT_EQ(s.bytes, s.count<long long>() * sizeof(long long));
+    const auto again = mpidist::iprobe(comm, prev, 40 + prev);
+    ASSERT_TRUE(again.has_value());
+    EXPECT_EQ(again->bytes, s.bytes);
+    std::vector<long long> in(s.count<long long>(), -1);
+    const mpidist::Status got = mpidist::recv(comm, std::span(in), s.source, s.tag);
+    EXPECT_EQ(got.source, prev);
+    EXPECT_EQ(got.bytes, s.bytes);
+    sent.wait();
+    EXPECT_EQ(in, values(prev, count + static_cast<std::size_t>(prev))) << "count " << count;
+  }
+  EXPECT_FALSE(mpidist::iprobe(comm, mpidist::any_source, 77).has_value());
+  std::vector<float> v(5, static_cast<float>(me));
+  Work w = mpidist::isend(comm, std::span(v), next, 9);
+  std::optional<mpidist::Status> seen;
+  while (!(seen = mpidist::iprobe(comm, prev, 9))) {
+  }
+  EXPECT_EQ(seen->count<float>(), 5u);
+  std::vector<float> got(seen->count<float>());
+  (void)mpidist::recv(comm, std::span(got), seen->source, seen->tag);
+  w.wait();
+  EXPECT_EQ(got, std::vector<float>(5, static_cast<float>(prev)));
+  const mpidist::Status none = mpidist::probe(comm, mpidist::proc_null, 3);
+  EXPECT_EQ(none.source, mpidist::proc_null);
+  EXPECT_EQ(none.tag, mpidist::any_tag);
+  EXPECT_EQ(none.bytes, 0u);
+
+  expect_error([&] { (void)mpidist::probe(comm, n, 0); }, {"probe", std::to_string(n), "out of range"});
+  expect_error([&] { (void)mpidist::iprobe(comm, 0, -4); }, {"iprobe", "tag -4 out of range"});
+  {
+    mpidist::MainProcessContext main_only;
+    expect_error([&] { (void)mpidist::probe(mpidist::any_source, 0); }, {"probe", "MainProcessContext"});
+  }
+  comm.set_timeout(std::chrono::milliseconds(300));
+  expect_error([&] { (void)mpidist::probe(comm, prev, 78); },
+               {"probe", "timed out", "rank " + std::to_string(prev), "tag 78", "can still be used"});
+  comm.set_timeout(std::chrono::seconds(60));
+  exchange_in_pairs(comm);
+}
+
 TEST_F(P2P, DroppedWorkWaitsAndNeverThrows) {
   const auto comm = mpidist::world();
   const int me = comm.rank();
@@ -552,6 +672,8 @@ TEST_F(P2P, ProcNullIsAPeerThatIsNoRank) {
     Work r = mpidist::irecv(comm, kept.view(), proc_null, 6);
     EXPECT_TRUE(s.done());
     EXPECT_TRUE(r.done());
+    EXPECT_EQ(r.status().source, proc_null);
+    EXPECT_EQ(r.status().tag, mpidist::any_tag);
     EXPECT_EQ(kept.read(), std::vector<std::int32_t>(5, 42));
     // Its tag is still checked; other negative peers are still out of range.
     expect_error([&] { mpidist::send(comm, kept.view(), proc_null, -5); }, {"send", "tag -5 out of range"});
