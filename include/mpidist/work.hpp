@@ -96,8 +96,8 @@ class Work {
   /// True when the operation is known to be done (no polling).
   bool done() const noexcept { return state_ == nullptr; }
   /// An irecv's Work, done: the sender's rank in the group and the message's tag (from proc_null:
-  /// `{proc_null, any_tag}`). An Error while it runs (wait() first), for a Work of anything but one
-  /// receive, and (rethrown) when the receive failed.
+  /// `{proc_null, any_tag}`). An Error while it runs (wait() first), for any other Work (an isend's,
+  /// a batch_isend_irecv's, a collective's), and (rethrown) when the receive failed.
   Status status() const;
   /// status().source, under torch's name (`work._source_rank()`).
   int source_rank() const { return status().source; }

@@ -254,14 +254,19 @@ class P2POps {
 // The ops as a Work's state.
 class P2PWork final : public WorkState, private P2POps {
  public:
-  P2PWork(Group& group, const char* operation) : WorkState(group.name, operation), P2POps(group, operation) {}
+  // `says_status`: an irecv's, whose status() says where its message came from (a batch's does not).
+  P2PWork(Group& group, const char* operation, bool says_status = false)
+      : WorkState(group.name, operation), P2POps(group, operation), says_status_(says_status) {}
   using P2POps::add;
   using P2POps::reserve;
   using P2POps::stage;
   using P2POps::start;
   bool poll() override { return P2POps::poll(); }
   void complete() override { P2POps::complete(); }
-  std::optional<Status> received() const override { return single_receive(); }
+  std::optional<Status> received() const override { return says_status_ ? single_receive() : std::nullopt; }
+
+ private:
+  bool says_status_;
 };
 
 // An irecv from proc_null: done at once, from no one (recv's Status for it).
@@ -359,7 +364,7 @@ std::unique_ptr<WorkState> start_one(const Communicator* comm, const char* opera
   const bool nccl = check_one(group, operation, buffer, peer, tag, receiving, false);
   if (peer == no_peer) return receiving ? std::make_unique<ReceivedFromNoOne>(group, operation) : nullptr;  // done
   if (nccl) return start_on_device(group, operation, buffer, peer, tag, receiving, stream, false);
-  auto work = std::make_unique<P2PWork>(group, operation);
+  auto work = std::make_unique<P2PWork>(group, operation, receiving);
   work->add(peer, tag);
   naming_errors(group.name, [&] { work->start(0, work->stage(buffer, receiving, stream), receiving); });
   return work;

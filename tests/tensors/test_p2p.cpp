@@ -101,11 +101,23 @@ TEST_F(WorkHandle, AnIrecvSaysWhoSentIt) {
   EXPECT_EQ(r.source_rank(), me);
   expect_error([&] { (void)s.status(); }, {"received no message", "irecv"});
   expect_error([] { (void)Work().status(); }, {"received no message"});
+  Work batch = mpidist::batch_isend_irecv(comm, {P2POp::send(mine.view(), me, 23), P2POp::recv(got.view(), me, 23)});
+  batch.wait();
+  expect_error([&] { (void)batch.status(); }, {"received no message", "batch_isend_irecv"});
   std::vector<float> values(3, 1.0f);
   Work collective = mpidist::all_reduce_async(comm, std::span(values));
   collective.wait();
   expect_error([&] { (void)collective.status(); }, {"received no message"});
   if (on_device()) return;  // NCCL has no any_source; its count mismatches end in the timeout
+
+  // A batch of one receive is a batch: its Work says nothing either.
+  std::vector<std::int32_t> four(4, me), into(4, -1);
+  Work out = mpidist::isend(comm, std::span(four), me, 24);
+  Work one = mpidist::batch_isend_irecv(comm, {P2POp::recv(std::span(into), me, 24)});
+  one.wait();
+  out.wait();
+  EXPECT_EQ(into, four);
+  expect_error([&] { (void)one.status(); }, {"received no message"});
 
   // A receive whose message holds fewer elements: its Error, and again from status().
   std::vector<std::int32_t> three(3, -1), two(2, 5);
