@@ -680,6 +680,96 @@ requires detail::ValueFunction<F, T>
                          root);
 }
 
+/// Prefix reductions (MPI_Scan and MPI_Exscan; mpi4py's `scan`/`exscan`, Boost.MPI's `scan`): scan
+/// gives rank r the reduction under `op` of the values of ranks 0..r, exscan of ranks 0..r-1, rank 0
+/// getting the op's identity (0 for a sum, 1 for a product, the type's largest (or +inf) for Min, its
+/// lowest (or -inf) for Max, all bits for BitAnd). Where a rank's part starts when the ranks' parts
+/// lie end to end: `long long first = mpidist::exscan(my_count);`. Numbers, and element by element
+/// a std::vector or std::array of them or a std::span of numbers (lengths must match, else Error on
+/// every rank). Integers exact; bool and And/Or as in all_reduce; every ReduceOp but Avg, which is
+/// an Error on every rank. Solo: scan is `value` (And/Or mapped to 0/1), exscan the identity. A
+/// non-const std::vector or std::array, or a span, is scanned in place.
+template <detail::Scannable T>
+[[nodiscard("scan(value, op) returns the prefix and leaves a const or temporary `value` (or a number) as it "
+            "is: write x = mpidist::scan(x, op); a non-const std::vector/std::array is scanned in place")]] T
+scan(const T& value, ReduceOp op = ReduceOp::Sum) {
+  T result = value;
+  detail::scan_value_on("scan", detail::object_comm(detail::object_type<T>(), "scan"), result, op, false);
+  return result;
+}
+template <detail::Scannable T>
+[[nodiscard("scan(comm, value, op) returns the prefix and leaves a const or temporary `value` (or a number) "
+            "as it is: write x = mpidist::scan(comm, x, op)")]] T
+scan(const Communicator& comm, const T& value, ReduceOp op = ReduceOp::Sum) {
+  T result = value;
+  detail::scan_value_on("scan", detail::object_comm(detail::object_type<T>(), comm, "scan"), result, op, false);
+  return result;
+}
+template <detail::Scannable T>
+[[nodiscard("exscan(value, op) returns the prefix before this rank and leaves a const or temporary `value` "
+            "(or a number) as it is: write first = mpidist::exscan(count); a non-const "
+            "std::vector/std::array is scanned in place")]] T
+exscan(const T& value, ReduceOp op = ReduceOp::Sum) {
+  T result = value;
+  detail::scan_value_on("exscan", detail::object_comm(detail::object_type<T>(), "exscan"), result, op, true);
+  return result;
+}
+template <detail::Scannable T>
+[[nodiscard("exscan(comm, value, op) returns the prefix before this rank and leaves a const or temporary "
+            "`value` (or a number) as it is: write first = mpidist::exscan(comm, count)")]] T
+exscan(const Communicator& comm, const T& value, ReduceOp op = ReduceOp::Sum) {
+  T result = value;
+  detail::scan_value_on("exscan", detail::object_comm(detail::object_type<T>(), comm, "exscan"), result, op, true);
+  return result;
+}
+/// In place: a non-const std::vector or std::array of numbers (preferred over the value forms,
+/// which take it by const reference).
+template <class C>
+requires detail::reducible_container<C>::value
+void scan(C& values, ReduceOp op = ReduceOp::Sum) {
+  detail::scan_value_on("scan", detail::object_comm(detail::object_type<C>(), "scan"), values, op, false);
+}
+template <class C>
+requires detail::reducible_container<C>::value
+void scan(const Communicator& comm, C& values, ReduceOp op = ReduceOp::Sum) {
+  detail::scan_value_on("scan", detail::object_comm(detail::object_type<C>(), comm, "scan"), values, op, false);
+}
+template <class C>
+requires detail::reducible_container<C>::value
+void exscan(C& values, ReduceOp op = ReduceOp::Sum) {
+  detail::scan_value_on("exscan", detail::object_comm(detail::object_type<C>(), "exscan"), values, op, true);
+}
+template <class C>
+requires detail::reducible_container<C>::value
+void exscan(const Communicator& comm, C& values, ReduceOp op = ReduceOp::Sum) {
+  detail::scan_value_on("exscan", detail::object_comm(detail::object_type<C>(), comm, "exscan"), values, op, true);
+}
+/// In place: a span of numbers (`std::span<long long>`), element by element, lengths checked.
+template <detail::Number E, std::size_t Extent>
+requires(!std::is_const_v<E>)
+void scan(std::span<E, Extent> values, ReduceOp op = ReduceOp::Sum) {
+  detail::scan_span_on("scan", detail::object_comm(detail::object_type<std::vector<E>>(), "scan"),
+                       std::span<E>(values), op, false);
+}
+template <detail::Number E, std::size_t Extent>
+requires(!std::is_const_v<E>)
+void scan(const Communicator& comm, std::span<E, Extent> values, ReduceOp op = ReduceOp::Sum) {
+  detail::scan_span_on("scan", detail::object_comm(detail::object_type<std::vector<E>>(), comm, "scan"),
+                       std::span<E>(values), op, false);
+}
+template <detail::Number E, std::size_t Extent>
+requires(!std::is_const_v<E>)
+void exscan(std::span<E, Extent> values, ReduceOp op = ReduceOp::Sum) {
+  detail::scan_span_on("exscan", detail::object_comm(detail::object_type<std::vector<E>>(), "exscan"),
+                       std::span<E>(values), op, true);
+}
+template <detail::Number E, std::size_t Extent>
+requires(!std::is_const_v<E>)
+void exscan(const Communicator& comm, std::span<E, Extent> values, ReduceOp op = ReduceOp::Sum) {
+  detail::scan_span_on("exscan", detail::object_comm(detail::object_type<std::vector<E>>(), comm, "exscan"),
+                       std::span<E>(values), op, true);
+}
+
 // Point-to-point objects (Boost.MPI's send and recv): any value the object calls carry, between
 // two ranks of the group. The rules of the tensor forms (p2p.hpp) apply: a peer out of range, a
 // bad tag, a blocking send to this rank, any message inside a MainProcessContext are a local Error

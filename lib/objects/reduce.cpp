@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -85,15 +86,24 @@ MPI_Op mpi_op_of(ArithKind kind, ReduceOp op) {
   return MPI_OP_NULL;
 }
 
-// MPI_Allreduce (root < 0) or MPI_Reduce to root, in place, in pieces under the message limit.
+// What the ranks' values combine into: one result (on every rank, or on a root), or a prefix per
+// rank (MPI_Scan: ranks 0..r; MPI_Exscan: ranks 0..r-1).
+enum class Reach { Whole, Prefix, PrefixBefore };
+
+// MPI_Allreduce (root < 0) or MPI_Reduce to root, or the scans, in place, in pieces under the
+// message limit (each piece's elements combine on their own).
 void reduce_chunked(void* data, std::size_t count, MPI_Datatype type, std::size_t element_size, MPI_Op op,
-                    const ObjectComm& c, int root) {
+                    const ObjectComm& c, Reach reach, int root) {
   auto* bytes = static_cast<char*>(data);
   const std::size_t per_call = std::max<std::size_t>(1, max_message_bytes() / element_size);
   while (count > 0) {
     const std::size_t n = std::min(count, per_call);
     const int k = static_cast<int>(n);
-    if (root < 0)
+    if (reach == Reach::Prefix)
+      MPIDIST_MPI_CHECK(MPI_Scan(MPI_IN_PLACE, bytes, k, type, op, c.comm));
+    else if (reach == Reach::PrefixBefore)
+      MPIDIST_MPI_CHECK(MPI_Exscan(MPI_IN_PLACE, bytes, k, type, op, c.comm));
+    else if (root < 0)
       MPIDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, bytes, k, type, op, c.comm));
     else if (c.rank == root)
       MPIDIST_MPI_CHECK(MPI_Reduce(MPI_IN_PLACE, bytes, k, type, op, root, c.comm));
@@ -107,12 +117,36 @@ void reduce_chunked(void* data, std::size_t count, MPI_Datatype type, std::size_
 // Logical And/Or of floating values: MPI defines MPI_LAND/MPI_LOR for integers only, so the
 // truth values travel as bytes.
 template <class T>
-void logical_floating(T* values, std::size_t count, ReduceOp op, const ObjectComm& c, int root) {
+void logical_floating(T* values, std::size_t count, ReduceOp op, const ObjectComm& c, Reach reach, int root) {
   std::vector<std::uint8_t> truth(count);
   for (std::size_t i = 0; i < count; ++i) truth[i] = values[i] != T(0) ? 1 : 0;
   if (!c.solo())
-    reduce_chunked(truth.data(), count, MPI_UINT8_T, 1, op == ReduceOp::And ? MPI_MIN : MPI_MAX, c, root);
+    reduce_chunked(truth.data(), count, MPI_UINT8_T, 1, op == ReduceOp::And ? MPI_MIN : MPI_MAX, c, reach, root);
   for (std::size_t i = 0; i < count; ++i) values[i] = truth[i] != 0 ? T(1) : T(0);
+}
+
+// Rank 0's exclusive prefix, which MPI leaves unspecified: the identity of `op`, so that the prefix
+// combined with a rank's own value is its inclusive prefix on every rank (0 for a sum). bool travels
+// as a byte of 0 or 1, reduced by its maximum ("any") or minimum ("all").
+template <class T>
+T identity_of(ArithKind kind, ReduceOp op) {
+  const bool all = op == ReduceOp::Product || op == ReduceOp::And || op == ReduceOp::Min || op == ReduceOp::BitAnd;
+  if (kind == ArithKind::Bool) return T(all ? 1 : 0);
+  if constexpr (!std::is_arithmetic_v<T>) {  // complex: sums and products only
+    return T(op == ReduceOp::Product ? 1 : 0);
+  } else {
+    using limits = std::numeric_limits<T>;
+    switch (op) {
+      case ReduceOp::Product:
+      case ReduceOp::And: return T(1);
+      case ReduceOp::Min: return limits::has_infinity ? limits::infinity() : limits::max();
+      case ReduceOp::Max: return limits::has_infinity ? -limits::infinity() : limits::lowest();
+      case ReduceOp::BitAnd:
+        if constexpr (std::is_integral_v<T>) return static_cast<T>(~T(0));  // every bit set
+        return T(0);  // floating point takes no bitwise op (refused before)
+      default: return T(0);  // Sum, Or, BitOr, BitXor
+    }
+  }
 }
 
 // A bad argument found before any message: the ranks learn whether all of them failed alike (they
@@ -190,8 +224,16 @@ void agree_on_rows(const char* operation, const ObjectComm& c, const std::vector
     if (!extremes[i].same()) differ("the length of row " + std::to_string(i), extremes[i]);
 }
 
-void reduce_elements(const char* operation, const ObjectComm& c, void* data, std::size_t count, ArithKind kind,
-                     std::size_t element_size, ReduceOp op, bool check_length, int root) {
+namespace {
+
+// reduce_elements and scan_elements: the refusals, the length check, MPI's op in the element's own
+// type, then what MPI leaves to do (logical values as 0/1, Avg's division, rank 0's exclusive prefix).
+void combine_elements(const char* operation, const ObjectComm& c, void* data, std::size_t count, ArithKind kind,
+                      std::size_t element_size, ReduceOp op, bool check_length, Reach reach, int root) {
+  if (reach != Reach::Whole && op == ReduceOp::Avg)
+    refuse_before_any_message(operation, c, count, op, root,
+                              "reduction 'avg' has no prefix form: scan with sum and divide by the number of ranks "
+                              "it covered (rank() + 1 for scan, rank() for exscan)");
   if (kind == ArithKind::Complex && op != ReduceOp::Sum && op != ReduceOp::Product && op != ReduceOp::Avg)
     refuse_before_any_message(operation, c, count, op, root,
                               "reduction '" + std::string(to_string(op)) +
@@ -206,18 +248,35 @@ void reduce_elements(const char* operation, const ObjectComm& c, void* data, std
     using T = std::remove_pointer_t<decltype(tag)>;
     T* values = static_cast<T*>(data);
     const bool logical = op == ReduceOp::And || op == ReduceOp::Or;
-    if (logical && kind == ArithKind::Floating) return logical_floating(values, count, op, c, root);
-    if (!c.solo()) {
-      const MPI_Datatype type = datatype_of(kind, element_size);
-      reduce_chunked(data, count, type, element_size, mpi::comparison_op(mpi_op_of(kind, op), type), c, root);
+    if (logical && kind == ArithKind::Floating) {
+      logical_floating(values, count, op, c, reach, root);
+    } else {
+      if (!c.solo()) {
+        const MPI_Datatype type = datatype_of(kind, element_size);
+        reduce_chunked(data, count, type, element_size, mpi::comparison_op(mpi_op_of(kind, op), type), c, reach, root);
+      }
+      if (logical) {  // MPI's result already is 0/1; alone, map the value to its truth
+        for (std::size_t i = 0; i < count; ++i) values[i] = values[i] != T(0) ? T(1) : T(0);
+      } else if (op == ReduceOp::Avg && kind != ArithKind::Bool) {
+        const T ranks = static_cast<T>(c.solo() ? 1 : c.size);  // solo: the average of this rank alone
+        for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<T>(values[i] / ranks);
+      }
     }
-    if (logical) {  // MPI's result already is 0/1; alone, map the value to its truth
-      for (std::size_t i = 0; i < count; ++i) values[i] = values[i] != T(0) ? T(1) : T(0);
-    } else if (op == ReduceOp::Avg && kind != ArithKind::Bool) {
-      const T ranks = static_cast<T>(c.solo() ? 1 : c.size);  // solo: the average of this rank alone
-      for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<T>(values[i] / ranks);
-    }
+    if (reach == Reach::PrefixBefore && (c.solo() || c.rank == 0)) std::fill_n(values, count, identity_of<T>(kind, op));
   });
+}
+
+}  // namespace
+
+void reduce_elements(const char* operation, const ObjectComm& c, void* data, std::size_t count, ArithKind kind,
+                     std::size_t element_size, ReduceOp op, bool check_length, int root) {
+  combine_elements(operation, c, data, count, kind, element_size, op, check_length, Reach::Whole, root);
+}
+
+void scan_elements(const char* operation, const ObjectComm& c, void* data, std::size_t count, ArithKind kind,
+                   std::size_t element_size, ReduceOp op, bool check_length, bool exclusive) {
+  combine_elements(operation, c, data, count, kind, element_size, op, check_length,
+                   exclusive ? Reach::PrefixBefore : Reach::Prefix, -1);
 }
 
 void reduce_metrics(const char* operation, const ObjectComm& c, const std::vector<std::string>& keys, void* values,

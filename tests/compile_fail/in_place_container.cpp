@@ -3,6 +3,7 @@
 // temporary arguments.
 #pragma GCC diagnostic error "-Wunused-result"
 #include <array>
+#include <span>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -21,4 +22,12 @@ void step(const mpidist::Communicator& comm) {
   static_assert(std::is_same_v<decltype(mpidist::all_reduce(std::as_const(grad))), std::vector<double>>);
   static_assert(std::is_same_v<decltype(mpidist::all_reduce(std::vector<double>(4))), std::vector<double>>);
   static_assert(std::is_same_v<decltype(mpidist::broadcast(std::move(grad))), std::vector<double>>);
+  // scan and exscan alike; a span is scanned in place too.
+  std::vector<long long> sizes(3);
+  mpidist::exscan(sizes);
+  mpidist::scan(comm, counts, mpidist::ReduceOp::Max);
+  mpidist::exscan(std::span(sizes));
+  static_assert(std::is_void_v<decltype(mpidist::scan(sizes))>);
+  static_assert(std::is_same_v<decltype(mpidist::exscan(std::as_const(sizes))), std::vector<long long>>);
+  static_assert(std::is_same_v<decltype(mpidist::exscan(7LL)), long long>);
 }

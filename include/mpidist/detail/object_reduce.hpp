@@ -7,6 +7,7 @@
 #include <complex>
 #include <cstddef>
 #include <map>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -41,6 +42,13 @@ constexpr ArithKind arith_kind_v = std::is_same_v<T, bool>       ? ArithKind::Bo
 /// differ). Local when `c` is solo.
 void reduce_elements(const char* operation, const ObjectComm& c, void* data, std::size_t count, ArithKind kind,
                      std::size_t element_size, ReduceOp op, bool check_length, int root);
+
+/// In place over the ranks of `c`, the prefix reduction under `op` (MPI_Scan): rank r's `data`
+/// becomes the reduction of ranks 0..r's, or with `exclusive` (MPI_Exscan) of ranks 0..r-1's, rank
+/// 0's then the op's identity (0 for a sum). `op` as for reduce_elements but Avg, refused on every
+/// rank; `check_length` likewise.
+void scan_elements(const char* operation, const ObjectComm& c, void* data, std::size_t count, ArithKind kind,
+                   std::size_t element_size, ReduceOp op, bool check_length, bool exclusive);
 
 /// Key-wise in place, on every rank (root < 0) or on root: `values` holds one element of (kind,
 /// element_size) per key of `keys`, both in the key order every rank shares. Error on every rank,
@@ -133,5 +141,37 @@ void reduce_rows(const char* operation, const ObjectComm& c, T& rows, ReduceOp o
 /// metrics map.
 template <class T>
 concept Reducible = Number<T> || reducible_container<T>::value || rows_of_numbers<T>::value || metrics_map<T>::value;
+
+/// What scan and exscan take: a Number, or a std::vector or std::array of them (element by element).
+template <class T>
+concept Scannable = Number<T> || reducible_container<T>::value;
+
+/// In place: a span's numbers become their prefix reductions over the ranks, lengths checked.
+template <Number E>
+void scan_span_on(const char* operation, const ObjectComm& c, std::span<E> values, ReduceOp op, bool exclusive) {
+  naming_errors(*c.name, [&] {
+    scan_elements(operation, c, values.data(), values.size(), arith_kind_v<E>, sizeof(E), op, true, exclusive);
+  });
+}
+
+/// In place: `value` becomes its prefix reduction over the ranks (scan_elements).
+template <Scannable T>
+void scan_value_on(const char* operation, const ObjectComm& c, T& value, ReduceOp op, bool exclusive) {
+  naming_errors(*c.name, [&] {
+    if constexpr (Number<T>) {
+      scan_elements(operation, c, &value, 1, arith_kind_v<T>, sizeof(T), op, false, exclusive);
+    } else {
+      using E = typename T::value_type;
+      constexpr bool check_length = !is_std_array<T>::value;  // an array's length is static
+      if constexpr (std::is_same_v<E, bool> && check_length) {
+        std::vector<unsigned char> bytes(value.begin(), value.end());  // std::vector<bool> packs bits
+        scan_elements(operation, c, bytes.data(), bytes.size(), ArithKind::Bool, 1, op, true, exclusive);
+        std::copy(bytes.begin(), bytes.end(), value.begin());
+      } else {
+        scan_elements(operation, c, value.data(), value.size(), arith_kind_v<E>, sizeof(E), op, check_length, exclusive);
+      }
+    }
+  });
+}
 
 }  // namespace mpidist::detail
