@@ -237,23 +237,14 @@ R reduce_and_broadcast_on(const ObjectComm& c, F1& fn1, F2& fn2) {
 template <Reducible T>
 void reduce_value_on(const char* operation, const ObjectComm& c, T& value, ReduceOp op, int root) {
   naming_errors(*c.name, [&] {
-    if constexpr (Number<T>) {
-      reduce_elements(operation, c, &value, 1, arith_kind_v<T>, sizeof(T), op, false, root);
-    } else if constexpr (metrics_map<T>::value) {
+    if constexpr (metrics_map<T>::value) {
       reduce_metrics_map(operation, c, value, op, root);
     } else if constexpr (rows_of_numbers<T>::value) {
       reduce_rows(operation, c, value, op, root);
-    } else {
-      using E = typename T::value_type;
-      constexpr bool check_length = !is_std_array<T>::value;  // an array's length is static
-      if constexpr (std::is_same_v<E, bool> && check_length) {
-        // std::vector<bool> packs bits; reduce a byte per element.
-        std::vector<unsigned char> bytes(value.begin(), value.end());
-        reduce_elements(operation, c, bytes.data(), bytes.size(), ArithKind::Bool, 1, op, true, root);
-        std::copy(bytes.begin(), bytes.end(), value.begin());
-      } else {
-        reduce_elements(operation, c, value.data(), value.size(), arith_kind_v<E>, sizeof(E), op, check_length, root);
-      }
+    } else {  // a Number, a std::vector or std::array of them
+      on_numbers(value, [&](void* data, std::size_t count, ArithKind kind, std::size_t size, bool check_length) {
+        reduce_elements(operation, c, data, count, kind, size, op, check_length, root);
+      });
     }
   });
 }
@@ -748,26 +739,26 @@ void exscan(const Communicator& comm, C& values, ReduceOp op = ReduceOp::Sum) {
 template <detail::Number E, std::size_t Extent>
 requires(!std::is_const_v<E>)
 void scan(std::span<E, Extent> values, ReduceOp op = ReduceOp::Sum) {
-  detail::scan_span_on("scan", detail::object_comm(detail::object_type<std::vector<E>>(), "scan"),
-                       std::span<E>(values), op, false);
+  detail::scan_value_on("scan", detail::object_comm(detail::object_type<std::vector<E>>(), "scan"),
+                        values, op, false);
 }
 template <detail::Number E, std::size_t Extent>
 requires(!std::is_const_v<E>)
 void scan(const Communicator& comm, std::span<E, Extent> values, ReduceOp op = ReduceOp::Sum) {
-  detail::scan_span_on("scan", detail::object_comm(detail::object_type<std::vector<E>>(), comm, "scan"),
-                       std::span<E>(values), op, false);
+  detail::scan_value_on("scan", detail::object_comm(detail::object_type<std::vector<E>>(), comm, "scan"),
+                        values, op, false);
 }
 template <detail::Number E, std::size_t Extent>
 requires(!std::is_const_v<E>)
 void exscan(std::span<E, Extent> values, ReduceOp op = ReduceOp::Sum) {
-  detail::scan_span_on("exscan", detail::object_comm(detail::object_type<std::vector<E>>(), "exscan"),
-                       std::span<E>(values), op, true);
+  detail::scan_value_on("exscan", detail::object_comm(detail::object_type<std::vector<E>>(), "exscan"),
+                        values, op, true);
 }
 template <detail::Number E, std::size_t Extent>
 requires(!std::is_const_v<E>)
 void exscan(const Communicator& comm, std::span<E, Extent> values, ReduceOp op = ReduceOp::Sum) {
-  detail::scan_span_on("exscan", detail::object_comm(detail::object_type<std::vector<E>>(), comm, "exscan"),
-                       std::span<E>(values), op, true);
+  detail::scan_value_on("exscan", detail::object_comm(detail::object_type<std::vector<E>>(), comm, "exscan"),
+                        values, op, true);
 }
 
 // Point-to-point objects (Boost.MPI's send and recv): any value the object calls carry, between

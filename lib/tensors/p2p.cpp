@@ -177,14 +177,10 @@ class P2POps {
     }
   }
 
+  // The first op's sender, tag and bytes: a blocking recv's, an irecv's.
   Status status() const {
     const auto& m = pending_.front().message;
     return Status{m.source(), m.tag(), m.bytes()};
-  }
-  // The sender and tag of an irecv: one op, a receive.
-  std::optional<Status> single_receive() const {
-    if (pending_.size() != 1 || !pending_.front().message.receiving()) return std::nullopt;
-    return status();
   }
 
  private:
@@ -219,8 +215,7 @@ class P2POps {
     if (waiting.empty()) return;  // every receive matched while being cancelled: poll() finishes them
     if (sends) deadline.time_out(operation_, waiting.c_str());
     throw Error(group_->name, operation_,
-                "timed out after " + seconds_text(deadline.seconds()) + " waiting for " + waiting +
-                    (group_->timeout_seconds >= 0 ? " (the communicator's set_timeout)" : " (MPIDIST_TIMEOUT)") +
+                "timed out after " + seconds_text(deadline.seconds()) + " waiting for " + waiting + deadline.setting() +
                     "; the peer never sent it, or sent it with another tag. The receive was cancelled: the "
                     "communicator can still be used" + describe_wait_in_flight());
   }
@@ -254,7 +249,8 @@ class P2POps {
 // The ops as a Work's state.
 class P2PWork final : public WorkState, private P2POps {
  public:
-  // `says_status`: an irecv's, whose status() says where its message came from (a batch's does not).
+  // `says_status`: an irecv's (its one op, a receive), whose status() says where its message came
+  // from (a batch's does not).
   P2PWork(Group& group, const char* operation, bool says_status = false)
       : WorkState(group.name, operation), P2POps(group, operation), says_status_(says_status) {}
   using P2POps::add;
@@ -263,7 +259,10 @@ class P2PWork final : public WorkState, private P2POps {
   using P2POps::start;
   bool poll() override { return P2POps::poll(); }
   void complete() override { P2POps::complete(); }
-  std::optional<Status> received() const override { return says_status_ ? single_receive() : std::nullopt; }
+  std::optional<Status> received() const override {
+    if (!says_status_) return std::nullopt;
+    return status();
+  }
 
  private:
   bool says_status_;

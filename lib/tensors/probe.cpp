@@ -34,8 +34,7 @@ std::optional<Status> look(const Communicator* comm, const char* operation, int 
         else if (deadline->passed())
           throw Error(group.name, operation,
                       "timed out after " + seconds_text(deadline->seconds()) + " waiting for a message from " +
-                          describe_peer(src) + " (" + describe_tag(tag) + ")" +
-                          (group.timeout_seconds >= 0 ? " (the communicator's set_timeout)" : " (MPIDIST_TIMEOUT)") +
+                          describe_peer(src) + " (" + describe_tag(tag) + ")" + deadline->setting() +
                           "; the peer never sent it, or sent it with another tag. Nothing was received: the "
                           "communicator can still be used" + describe_wait_in_flight());
       }

@@ -24,10 +24,12 @@ Deadline::Deadline(const char* operation, Group* group)
 
 bool Deadline::passed() const { return seconds_ > 0.0 && std::chrono::steady_clock::now() >= end_; }
 
+const char* Deadline::setting() const noexcept {
+  return group_ != nullptr && group_->timeout_seconds >= 0 ? " (the communicator's set_timeout)" : " (MPIDIST_TIMEOUT)";
+}
+
 void Deadline::time_out(const char* operation, const char* what, const char* aftermath) const {
-  const bool own = group_ != nullptr && group_->timeout_seconds >= 0;
-  std::string why = "timed out after " + seconds_text(seconds_) + " waiting for " + what +
-                    (own ? " (the communicator's set_timeout)" : " (MPIDIST_TIMEOUT)") +
+  std::string why = "timed out after " + seconds_text(seconds_) + " waiting for " + what + setting() +
                     "; a rank may have stopped calling collectives or died";
   if (aftermath != nullptr) why += std::string("; ") + aftermath;
   // The watchdog's account of who is missing: a caught timeout names them as an uncaught one would.

@@ -19,6 +19,9 @@ class Deadline {
   explicit Deadline(const char* operation, Group* group = nullptr);
   bool passed() const;
   double seconds() const noexcept { return seconds_; }
+  /// Which setting the timeout came from, as errors name it: " (the communicator's set_timeout)"
+  /// or " (MPIDIST_TIMEOUT)".
+  const char* setting() const noexcept;
   /// Throws the timeout Error for `operation`, after marking the group broken (later calls on it
   /// fail at once) and the job timed out (finalize() will not wait for the other ranks).
   /// `aftermath`, when given, says what was done about it ("the NCCL communicator was aborted").

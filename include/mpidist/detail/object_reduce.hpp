@@ -146,31 +146,35 @@ concept Reducible = Number<T> || reducible_container<T>::value || rows_of_number
 template <class T>
 concept Scannable = Number<T> || reducible_container<T>::value;
 
-/// In place: a span's numbers become their prefix reductions over the ranks, lengths checked.
-template <Number E>
-void scan_span_on(const char* operation, const ObjectComm& c, std::span<E> values, ReduceOp op, bool exclusive) {
-  naming_errors(*c.name, [&] {
-    scan_elements(operation, c, values.data(), values.size(), arith_kind_v<E>, sizeof(E), op, true, exclusive);
-  });
+/// Calls `fn(data, count, kind, element_size, check_length)` on the numbers `value` holds in place:
+/// a Number, or a std::vector, std::array or std::span of them (a std::vector<bool>, which packs its
+/// bits, through a byte per element written back after). `check_length`: the length may differ by
+/// rank (not a Number's, not a std::array's).
+template <class T, class F>
+void on_numbers(T& value, F&& fn) {
+  if constexpr (Number<T>) {
+    fn(&value, std::size_t{1}, arith_kind_v<T>, sizeof(T), false);
+  } else {
+    using E = std::remove_cv_t<typename T::value_type>;
+    constexpr bool check_length = !is_std_array<T>::value;
+    if constexpr (!requires { value.data(); }) {  // std::vector<bool>
+      std::vector<unsigned char> bytes(value.begin(), value.end());
+      fn(bytes.data(), bytes.size(), ArithKind::Bool, std::size_t{1}, check_length);
+      std::copy(bytes.begin(), bytes.end(), value.begin());
+    } else {
+      fn(value.data(), value.size(), arith_kind_v<E>, sizeof(E), check_length);
+    }
+  }
 }
 
-/// In place: `value` becomes its prefix reduction over the ranks (scan_elements).
-template <Scannable T>
+/// In place: `value` (a Scannable, or a span of numbers) becomes its prefix reduction over the
+/// ranks (scan_elements).
+template <class T>
 void scan_value_on(const char* operation, const ObjectComm& c, T& value, ReduceOp op, bool exclusive) {
   naming_errors(*c.name, [&] {
-    if constexpr (Number<T>) {
-      scan_elements(operation, c, &value, 1, arith_kind_v<T>, sizeof(T), op, false, exclusive);
-    } else {
-      using E = typename T::value_type;
-      constexpr bool check_length = !is_std_array<T>::value;  // an array's length is static
-      if constexpr (std::is_same_v<E, bool> && check_length) {
-        std::vector<unsigned char> bytes(value.begin(), value.end());  // std::vector<bool> packs bits
-        scan_elements(operation, c, bytes.data(), bytes.size(), ArithKind::Bool, 1, op, true, exclusive);
-        std::copy(bytes.begin(), bytes.end(), value.begin());
-      } else {
-        scan_elements(operation, c, value.data(), value.size(), arith_kind_v<E>, sizeof(E), op, check_length, exclusive);
-      }
-    }
+    on_numbers(value, [&](void* data, std::size_t count, ArithKind kind, std::size_t size, bool check_length) {
+      scan_elements(operation, c, data, count, kind, size, op, check_length, exclusive);
+    });
   });
 }
 
