@@ -51,7 +51,9 @@ struct Context {
   std::unique_ptr<FlightRecorder> recorder;
   std::unique_ptr<RemoteProgress> remote;  // other hosts' progress, asked (remote_progress.hpp)
   std::unique_ptr<Watchdog> watchdog;
-  std::atomic<bool> timed_out{false};    // a wait gave up: finalize() must not wait for the others
+  // A wait gave up (it timed out, or a peer refused its call), its requests pending: finalize()
+  // must not wait for the other ranks.
+  std::atomic<bool> timed_out{false};
   std::string first_break;               // the first communicator that broke, and why ("" if none)
 };
 

@@ -178,9 +178,9 @@ void finalize() {
     // A wait gave up (its operation is still pending in MPI) or the world left step: MPI_Finalize
     // could wait for ranks that never come, and the final check would compare ranks that parted
     // knowingly. The job has failed already; it ends now, saying why.
-    std::string why = ctx->timed_out.load() ? "a collective timed out earlier in this job" : "";
+    std::string why = ctx->timed_out.load() ? "a collective was left unfinished earlier in this job" : "";
     if (!ctx->first_break.empty()) why += (why.empty() ? "" : "; ") + ctx->first_break;
-    detail::abort_job(("finalize: " + why + "; the ranks are out of step, so MPI_Finalize could wait for ranks that "
+    detail::abort_job(("finalize: " + why + "; with the ranks out of step, MPI_Finalize could wait for ranks that "
                        "never arrive").c_str());
   }
   // Under the watchdog: a rank that skipped a collective, or made another, is named here.

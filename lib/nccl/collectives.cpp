@@ -117,7 +117,7 @@ void run_nccl_many(std::span<const Call> calls) {
   if (calls.empty()) return;
   const Call& first = calls.front();
   auto& comm = nccl::communicator(*first.group, first.name);
-  const Deadline deadline(first.name, first.group);
+  const Deadline deadline(first.name, first.group, Deadline::Watch::Refusals);
   nccl::aborting_on_failure(*first.group, comm, first.name, [&] {
     // Without a caller's stream: the group's non-blocking stream, after the legacy default
     // stream's work, then wait here until done.
@@ -131,7 +131,7 @@ void run_nccl_many(std::span<const Call> calls) {
 std::unique_ptr<WorkState> start_nccl_many(std::span<const Call> calls) {
   const Call& first = calls.front();
   auto& comm = nccl::communicator(*first.group, first.name);
-  const Deadline deadline(first.name, first.group);
+  const Deadline deadline(first.name, first.group, Deadline::Watch::Refusals);
   std::unique_ptr<WorkState> work;
   nccl::aborting_on_failure(*first.group, comm, first.name, [&] {
     // Always on the group's stream, after the work queued so far on the caller's (or the legacy

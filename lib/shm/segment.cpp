@@ -55,7 +55,7 @@ Segment::Segment(Group& group, const char* operation) : group_(group) {
   MPIDIST_MPI_CHECK(MPI_Comm_size(local, &size_));
   // Making the segment takes blocking collectives over the node's ranks: they start once every
   // rank has come, which is waited for under the group's timeout.
-  const Deadline deadline(operation, &group);
+  const Deadline deadline(operation, &group, Deadline::Watch::Refusals);
   MPI_Request everyone = MPI_REQUEST_NULL;
   MPIDIST_MPI_CHECK(MPI_Ibarrier(local, &everyone));
   wait_or_time_out(operation, deadline, everyone, "the other ranks of the node to make the shared-memory segment");
@@ -148,7 +148,7 @@ void Segment::wait(std::uint64_t value, const char* operation, int only) {
       cpu_relax();
       continue;
     }
-    if (!deadline) deadline.emplace(operation, &group_);
+    if (!deadline) deadline.emplace(operation, &group_, Deadline::Watch::Refusals);
     if (polls % 16 == 0 && deadline->passed())
       throw_timed_out(operation, *deadline, "the other ranks of the node in shared memory");
     if (polls < spins_ + 20000) sched_yield();

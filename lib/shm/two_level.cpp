@@ -135,7 +135,8 @@ PieceRing::Piece& PieceRing::start(std::size_t first, std::size_t bytes) {
 PieceRing::Piece& PieceRing::finish(const char* operation, const char* what) {
   Piece& p = ring_[finished_++ % in_flight];
   // A Deadline per wait, as the segment's waits keep one: the timeout bounds a silence, not the call.
-  for (MPI_Request& r : p.requests) wait_or_time_out(operation, Deadline(operation, &group_), r, what);
+  for (MPI_Request& r : p.requests)
+    wait_or_time_out(operation, Deadline(operation, &group_, Deadline::Watch::Refusals), r, what);
   return p;
 }
 

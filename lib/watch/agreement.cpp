@@ -10,6 +10,7 @@
 #include "core/mpi_check.hpp"
 #include "core/text_collectives.hpp"
 #include "watch/flight_recorder.hpp"
+#include "watch/refusals.hpp"
 #include "watch/timeout.hpp"
 #include "mpidist/error.hpp"
 #include "mpidist/guards.hpp"
@@ -116,12 +117,18 @@ void throw_agreed_failure(Group& group, const char* operation, std::exception_pt
 void vote_on_local_failure(Group& group, const Fingerprint& call, std::exception_ptr local) {
   CallRecord mine(call.op, group.sequence);
   mine[CallRecord::Failed] = 1;
+  // This host's ranks waiting for this one inside the call leave it at once, and say so.
+  publish_refusal(group, group.sequence, detail_of(local));
   Exchange exchange(group, mine);
-  if (!exchange.complete(Deadline(call.op, &group))) {
+  if (const Deadline deadline(call.op, &group, Deadline::Watch::Departures); !exchange.complete(deadline)) {
     // They did not come: at least one went on into the call, which waits for this rank in vain.
-    const std::string why = detail_of(local) +
-                            ". The other ranks did not raise the same Error within the communicator's timeout: they "
-                            "went on into the call without this rank, so the ranks are out of step";
+    const std::string why =
+        detail_of(local) +
+        (deadline.news() ? ". The other ranks did not raise the same Error: rank " + std::to_string(deadline.news()->rank) +
+                               " went on into the call without this rank and " + deadline.news()->text
+                         : std::string(". The other ranks did not raise the same Error within the communicator's "
+                                       "timeout: they went on into the call without this rank")) +
+        ", so the ranks are out of step";
     break_group(group, std::string(call.op) + ": " + why);
     if (Context* ctx = context_if_initialized()) ctx->timed_out.store(true);  // the vote is left pending
     throw Error(group.name, call.op, why + " and the communicator can no longer be used");

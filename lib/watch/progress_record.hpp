@@ -18,6 +18,7 @@ enum class CallState : std::uint32_t { Empty = 0, Queued = 1, Started = 2, Compl
 inline constexpr std::size_t op_name_size = 24;
 inline constexpr std::size_t type_name_size = 64;  // typeid(T).name(): std::string's is 48
 inline constexpr std::size_t host_name_size = 64;
+inline constexpr std::size_t refusal_text_size = 192;  // CommProgress::refusal, cut to fit
 /// TraceEntry::tag of a call that is no point-to-point message.
 inline constexpr std::int32_t no_tag = -2;
 /// Communicators whose progress a rank publishes; calls on more are still recorded in the ring.
@@ -59,6 +60,11 @@ struct CommProgress {
   // told the user, and finalize() reports it); comparisons stop. A failure that every rank raised
   // alike leaves this 0: the ranks are in step and their hashes stay comparable.
   std::atomic<std::uint64_t> failed_at{0};
+  // Sequence number of a call this rank refused on its own arguments (validation off) and now
+  // votes on, 0 if none: the others, waiting for it inside that call, leave it at once instead of
+  // at the timeout (watch/refusals.hpp). `refusal` holds the Error's text, written first.
+  std::atomic<std::uint64_t> refused{0};
+  char refusal[refusal_text_size] = {};
 };
 
 /// RankHeader::reported once the rank's report (watchdog, consistency, an escaping Error) is out.

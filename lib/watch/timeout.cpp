@@ -10,25 +10,40 @@
 #include "core/mpi_check.hpp"
 #include "core/seconds_text.hpp"
 #include "core/settings.hpp"
+#include "watch/call_scope.hpp"
 #include "watch/watchdog.hpp"
 #include "mpidist/error.hpp"
 
 namespace mpidist::detail {
 
-Deadline::Deadline(const char* operation, Group* group)
+Deadline::Deadline(const char* operation, Group* group, Watch watch)
     : seconds_(group != nullptr && group->timeout_seconds >= 0 ? group->timeout_seconds : settings(operation).timeout_seconds),
       group_(group) {
   end_ = std::chrono::steady_clock::now() +
          std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds_));
+  // The call in flight is the group's latest only on the thread inside it: the async lane's
+  // thread waits for an earlier call's data while the caller may have started later ones.
+  if (watch != Watch::Clock && group != nullptr &&
+      group->owner.load(std::memory_order_acquire) == this_thread_token()) {
+    watch_ = watch;
+    call_ = group->sequence;
+  }
 }
 
-bool Deadline::passed() const { return seconds_ > 0.0 && std::chrono::steady_clock::now() >= end_; }
+bool Deadline::passed() const {
+  if (seconds_ > 0.0 && std::chrono::steady_clock::now() >= end_) return true;
+  if (watch_ == Watch::Clock || news_) return news_.has_value();
+  news_ = watch_ == Watch::Refusals ? refusal_of(group_->key, group_->world_ranks, call_)
+                                    : departure_from(group_->key, group_->world_ranks, call_);
+  return news_.has_value();
+}
 
 const char* Deadline::setting() const noexcept {
   return group_ != nullptr && group_->timeout_seconds >= 0 ? " (the communicator's set_timeout)" : " (MPIDIST_TIMEOUT)";
 }
 
 void Deadline::time_out(const char* operation, const char* what, const char* aftermath) const {
+  if (news_ && watch_ == Watch::Refusals) refused(operation, aftermath);
   std::string why = "timed out after " + seconds_text(seconds_) + " waiting for " + what + setting() +
                     "; a rank may have stopped calling collectives or died";
   if (aftermath != nullptr) why += std::string("; ") + aftermath;
@@ -40,6 +55,18 @@ void Deadline::time_out(const char* operation, const char* what, const char* aft
     throw Error(group_->name, operation, text);
   }
   throw Error(operation, text);
+}
+
+void Deadline::refused(const char* operation, const char* aftermath) const {
+  std::string why = "rank " + std::to_string(news_->rank) + " refused this call (#" + std::to_string(call_) +
+                    ") on its own arguments and will not join it";
+  if (!news_->text.empty()) why += " (" + news_->text + ")";
+  why += "; this rank had gone on into it, so the ranks are out of step";
+  if (aftermath != nullptr) why += std::string("; ") + aftermath;
+  // The call's requests stay pending, as after a timeout: finalize() must not wait on them.
+  if (Context* ctx = context_if_initialized()) ctx->timed_out.store(true);
+  break_group(*group_, operation + std::string(": ") + why);
+  throw Error(group_->name, operation, why + ". The communicator can no longer be used");
 }
 
 void throw_timed_out(const char* operation, const Deadline& deadline, const char* what) {

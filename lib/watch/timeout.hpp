@@ -5,6 +5,10 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <cstdint>
+#include <optional>
+
+#include "watch/refusals.hpp"
 
 namespace mpidist::detail {
 
@@ -14,23 +18,40 @@ class Group;
 /// whether it has passed.
 class Deadline {
  public:
+  /// What a wait inside a call watches besides the clock, where this host's ranks show it
+  /// (refusals.hpp). Only a wait made on the thread inside the call watches it: the call's
+  /// sequence number is taken then.
+  enum class Watch {
+    Clock,
+    Refusals,    // a wait for the group's ranks in a call's data: a peer that refused the call never comes
+    Departures,  // the vote of a rank that refused the call: a peer that went on into it never votes
+  };
   /// The deadline of a call on `group`; without one (the library's own steps outside any group),
   /// MPIDIST_TIMEOUT's.
-  explicit Deadline(const char* operation, Group* group = nullptr);
+  explicit Deadline(const char* operation, Group* group = nullptr, Watch watch = Watch::Clock);
+  /// Whether the time is up, or (watching a call) a host peer's news means the wait is in vain.
   bool passed() const;
+  /// The host peer's news that ended the wait, if any.
+  const std::optional<PeerNews>& news() const noexcept { return news_; }
   double seconds() const noexcept { return seconds_; }
   /// Which setting the timeout came from, as errors name it: " (the communicator's set_timeout)"
   /// or " (MPIDIST_TIMEOUT)".
   const char* setting() const noexcept;
-  /// Throws the timeout Error for `operation`, after marking the group broken (later calls on it
-  /// fail at once) and the job timed out (finalize() will not wait for the other ranks).
+  /// Throws the timeout Error for `operation` (after a peer's refusal, the Error that names it),
+  /// after marking the group broken (later calls on it fail at once) and the job timed out
+  /// (finalize() will not wait for the other ranks).
   /// `aftermath`, when given, says what was done about it ("the NCCL communicator was aborted").
   [[noreturn]] void time_out(const char* operation, const char* what, const char* aftermath = nullptr) const;
 
  private:
+  [[noreturn]] void refused(const char* operation, const char* aftermath) const;
+
   double seconds_;
   Group* group_;
   std::chrono::steady_clock::time_point end_;
+  Watch watch_ = Watch::Clock;
+  std::uint64_t call_ = 0;  // the group's call watched, 0 for none
+  mutable std::optional<PeerNews> news_;
 };
 
 /// Throws the Error of a wait that ran past `deadline`: "timed out after N s waiting for <what>

@@ -20,6 +20,7 @@
 #include "watch/job_end.hpp"
 #include "watch/peer_view.hpp"
 #include "watch/progress_board.hpp"
+#include "watch/refusals.hpp"
 #include "watch/remote_progress.hpp"
 
 namespace mpidist::detail {
@@ -245,7 +246,10 @@ void Watchdog::tick(std::int64_t now) {
     next_consistency_ns_ = now + consistency_period_ns;
     check_consistency();
     check_broken_calls(now);
-    if (call.valid && call.state == CallState::Started) check_call_in_flight(call, now);
+    if (call.valid && call.state == CallState::Started) {
+      check_call_in_flight(call, now);
+      check_refused_call(call, now);
+    }
   }
 }
 
@@ -338,6 +342,36 @@ void Watchdog::check_call_in_flight(const EntrySnapshot& call, std::int64_t now)
                          parted_at(ctx_, call.comm_key, call.seq, ctx_.topology.rank,
                                    describe_call(call) + " (still in it)", world_rank, describe_call(*theirs)));
   }
+}
+
+// This rank's call in flight, refused by a host peer on its own arguments (refusals.hpp): the
+// peer votes instead and will never join it. A wait that mpidist polls leaves such a call within
+// milliseconds, with an Error naming the refusal; a rank still in it at two checks in a row waits
+// inside MPI's own blocking collective (MPI's path, an object call), which nothing can leave, and
+// would wait out the timeout: the job ends now, naming the refusal.
+void Watchdog::check_refused_call(const EntrySnapshot& call, std::int64_t now) {
+  const std::uint64_t suspected = std::exchange(refused_id_, 0);
+  if (call.seq == 0 || now - call.start_ns < consistency_period_ns) return;
+  const CommDescriptor* comm = ctx_.recorder->find(call.comm_key);
+  if (comm == nullptr) return;
+  const auto refusal = refusal_of(call.comm_key, comm->world_ranks, call.seq);
+  if (!refusal) return;
+  if (suspected != call.id) {
+    refused_id_ = call.id;
+    return;
+  }
+  auto& h = ctx_.recorder->record().header;
+  h.reported.store(1, std::memory_order_release);
+  std::string report = "watchdog: " + describe_entry(ctx_, call) + " cannot complete: rank " +
+                       std::to_string(refusal->rank) + " of " + comm->name + " refused it on its own arguments";
+  if (!refusal->text.empty()) report += " (" + refusal->text + ")";
+  report += " and will not join it, while this rank waits inside MPI's own collective, which it cannot leave (" +
+            seconds(now - call.start_ns) + " so far)\n";
+  const bool dumped = ctx_.recorder->dump("watchdog", report.c_str());
+  if (dumped) report += "  flight recorder: " + ctx_.recorder->dump_path() + "\n";
+  std::fprintf(stderr, "mpidist: %s%s  ending the job (MPI_Abort)\n", rank_prefix().c_str(), report.c_str());
+  std::fflush(stderr);
+  end_job_after_report(ctx_, ctx_.world->comm != MPI_COMM_NULL ? ctx_.world->comm : MPI_COMM_WORLD, false);
 }
 
 // The members of `comm` on other hosts that have started `call`, as their hosts' watchdogs said.

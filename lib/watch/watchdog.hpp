@@ -48,12 +48,14 @@ class Watchdog {
   void check_call_in_flight(const EntrySnapshot& call, std::int64_t now);
   const std::map<int, PeerView>& other_hosts_in(const EntrySnapshot& call, const CommDescriptor& comm, std::int64_t now);
   void check_broken_calls(std::int64_t now);
+  void check_refused_call(const EntrySnapshot& call, std::int64_t now);
   [[noreturn]] void report_inconsistency(std::uint64_t key, std::uint64_t done, std::string where);
 
   Context& ctx_;
   double stall_warn_seconds_;
   std::uint64_t warned_id_ = 0;
   std::uint64_t suspect_id_ = 0;  // the call in flight that another rank made differently at the last check
+  std::uint64_t refused_id_ = 0;  // the call in flight that a host peer had refused at the last check
   // Other hosts' members that have started the call in flight, as their hosts answered (what a rank
   // called does not change once it started it), and when to ask about the others next.
   struct OtherHosts {

@@ -90,7 +90,7 @@ void late_rank(int ranks) {
   EXPECT_GE(count(in_line, "step 3 error: [^\n]*timed out after 1 s"), 5) << in_line.output;  // broadcast's root may pass
   EXPECT_GE(count(in_line, "step 4 error: [^\n]*this communicator can no longer be used"), 5) << in_line.output;
   // finalize() ends a job whose waits gave up, naming the first communicator that broke.
-  EXPECT_TRUE(has(in_line, "finalize: a collective timed out earlier in this job; communicator world/split(color 0) broke: ")) << in_line.output;
+  EXPECT_TRUE(has(in_line, "finalize: a collective was left unfinished earlier in this job; communicator world/split(color 0) broke: ")) << in_line.output;
   EXPECT_NE(in_line.exit_code, 0) << in_line.output;
   std::vector<LateCase> cases;
   for (const auto& name : collectives) cases.push_back({name + " 2097152", "", 1.4});
@@ -169,22 +169,59 @@ constexpr double job_end_slack = 10;
 #endif
 
 // Case 3: rank 1's own bad argument, caught: the others never pair their next calls with its.
-void one_rank_argument_error(const std::string& env) {
-  const auto job = run_probe(2, "local-error", "MPIDIST_TIMEOUT=2 " + env, 60);
+// Nobody waits for the timeout (60 s here): rank 1 says on its host's progress board that it
+// refused the call; rank 0, waiting for it in shared memory, leaves the call at once with an Error
+// naming the refusal, and rank 1's vote learns at once that rank 0 went on without it. Inside
+// MPI's own blocking collective, which nothing can leave, rank 0's watchdog ends the job within
+// two of its checks, naming the refusal.
+constexpr int refusal_timeout = 60;
+
+Job one_rank_argument_error(const std::string& env) {
+  const auto job = run_probe(2, "local-error", "MPIDIST_TIMEOUT=" + std::to_string(refusal_timeout) + " " + env, 90);
   expect_no_wrong_answer(job);
+  EXPECT_LT(job.seconds, 4 + job_end_slack) << "waited for the timeout:\n" << job.output;
+  return job;
+}
+
+TEST(AfterError, OneRanksArgumentErrorBreaksTheCommunicatorOverSharedMemory) {
+  const auto job = one_rank_argument_error("");
   EXPECT_TRUE(has(job, "rank 1 local step 1 error: ")) << job.output;
-  EXPECT_TRUE(has(job, "out has 3 elements but must have 2 (in's count). The other ranks did not raise the same Error"))
+  EXPECT_TRUE(has(job, "out has 3 elements but must have 2 (in's count). The other ranks did not raise the same "
+                       "Error: rank 0 went on into the call without this rank and left it, so the ranks are out of step"))
       << job.output;
   EXPECT_EQ(count(job, "rank 1 local step [2-5] error: [^\n]*this communicator can no longer be used: all_reduce: out has 3"), 4)
       << job.output;
-  // Rank 0 waited in the call rank 1 left: it gets the timeout's Error or the watchdog's report.
-  EXPECT_TRUE(has(job, "rank 0 local step 1 error: ") || has(job, "watchdog: all_reduce #1 on world")) << job.output;
-  EXPECT_LT(job.seconds, 2 + 10 + job_end_slack) << job.output;
+  EXPECT_TRUE(has(job, "rank 0 local step 1 error: mpidist: [rank 0/2 on ")) << job.output;
+  EXPECT_TRUE(has(job, "all_reduce on world: rank 1 refused this call (#1) on its own arguments and will not join it "
+                       "(out has 3 elements but must have 2 (in's count)); this rank had gone on into it"))
+      << job.output;
+  EXPECT_EQ(count(job, "rank 0 local step [2-5] error: [^\n]*this communicator can no longer be used: all_reduce: rank 1 "
+                       "refused this call"),
+            4)
+      << job.output;
+  expect_all_done(job, 2);
 }
 
-TEST(AfterError, OneRanksArgumentErrorBreaksTheCommunicatorOverSharedMemory) { one_rank_argument_error(""); }
+// Two ranks wait for the one that refused: each leaves with the Error that names it.
+TEST(AfterError, OneRanksArgumentErrorReachesEveryWaitingRank) {
+  const auto job = run_probe(3, "local-error", "MPIDIST_TIMEOUT=" + std::to_string(refusal_timeout), 90);
+  expect_no_wrong_answer(job);
+  EXPECT_LT(job.seconds, 4 + job_end_slack) << "waited for the timeout:\n" << job.output;
+  EXPECT_EQ(count(job, "rank [02] local step 1 error: [^\n]*rank 1 refused this call \\(#1\\) on its own arguments"), 2)
+      << job.output;
+  EXPECT_TRUE(has(job, "rank 1 local step 1 error: ")) << job.output;
+  EXPECT_TRUE(std::regex_search(job.output, std::regex("The other ranks did not raise the same Error: rank [02] went on "
+                                                       "into the call without this rank and left it")))
+      << job.output;
+  expect_all_done(job, 3);
+}
+
 TEST(AfterError, OneRanksArgumentErrorBreaksTheCommunicatorOverMpi) {
-  one_rank_argument_error("MPIDIST_HOST_ALLREDUCE=mpi");
+  const auto job = one_rank_argument_error("MPIDIST_HOST_ALLREDUCE=mpi");
+  EXPECT_TRUE(has(job, "watchdog: all_reduce #1 on world (2 float32 sum) cannot complete: rank 1 of world refused it on "
+                       "its own arguments (out has 3 elements but must have 2 (in's count)) and will not join it"))
+      << job.output;
+  EXPECT_NE(job.exit_code, 0) << job.output;
 }
 
 TEST(AfterError, AnArgumentErrorOfEveryRankLeavesTheCommunicatorUsable) {
@@ -198,11 +235,14 @@ TEST(AfterError, AnArgumentErrorOfEveryRankLeavesTheCommunicatorUsable) {
 
 // Case 4: rank 1 passes root 7 to one object broadcast and catches; it never gets another step's
 // string. Without validation the ranks vote; with it, the Error is on every rank and all go on.
+// The root returned from the broadcast rank 1 refused: rank 1's vote learns it at once.
 TEST(AfterError, ABadRootOnOneRankNeverShiftsLaterObjectCalls) {
-  const auto job = run_probe(2, "object-root", "MPIDIST_TIMEOUT=2", 60);
+  const auto job = run_probe(2, "object-root", "MPIDIST_TIMEOUT=" + std::to_string(refusal_timeout), 90);
   expect_no_wrong_answer(job);
+  EXPECT_LT(job.seconds, 4 + job_end_slack) << "waited for the timeout:\n" << job.output;
   EXPECT_TRUE(has(job, "rank 1 object step 1 error: ")) << job.output;
-  EXPECT_TRUE(has(job, "root rank 7 out of range for world size 2. The other ranks did not raise the same Error"))
+  EXPECT_TRUE(has(job, "root rank 7 out of range for world size 2. The other ranks did not raise the same Error: rank 0 "
+                       "went on into the call without this rank and finished it"))
       << job.output;
   EXPECT_EQ(count(job, "rank 1 object step [2-4] error: [^\n]*can no longer be used"), 3) << job.output;
 }

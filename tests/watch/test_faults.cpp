@@ -236,7 +236,7 @@ TEST(FaultTest, AfterACaughtTimeoutTheCommunicatorIsBrokenAndFinalizeDoesNotWait
   EXPECT_TRUE(has(job, "timed out after 3 s")) << job.output;
   EXPECT_TRUE(either("then: ")) << job.output;
   EXPECT_TRUE(has(job, "barrier on world: this communicator can no longer be used: all_reduce timed out")) << job.output;
-  EXPECT_TRUE(has(job, "finalize: a collective timed out earlier")) << job.output;
+  EXPECT_TRUE(has(job, "finalize: a collective was left unfinished earlier")) << job.output;
 }
 
 // An object sendrecv whose peer never calls: the receive times out and is cancelled, then the
@@ -260,7 +260,7 @@ TEST(FaultTest, AMissingRankTimesOutOfTheSharedMemoryAllReduce) {
   EXPECT_TRUE(has(job, "all_reduce")) << job.output;
   EXPECT_TRUE(has(job, "timed out after 3 s")) << job.output;
   EXPECT_TRUE(has(job, "shared memory")) << job.output;
-  EXPECT_TRUE(has(job, "finalize: a collective timed out earlier")) << job.output;
+  EXPECT_TRUE(has(job, "finalize: a collective was left unfinished earlier")) << job.output;
 }
 
 // The 2D all-reduce on nodes of 2 (ranks 0-1, 2-3): rank 3 never comes, so rank 1, which carries

@@ -1,0 +1,77 @@
+// Refusals of a call, published and read on the progress board (refusals.hpp).
+#include "watch/refusals.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/context.hpp"
+#include "core/group.hpp"
+#include "watch/peer_view.hpp"
+#include "watch/progress_board.hpp"
+
+namespace mpidist::detail {
+namespace {
+
+// `fn(rank among members, its progress slot)` for every other member of communicator `key` on
+// this host, until it returns a value.
+template <class Fn>
+std::optional<PeerNews> first_host_peer(std::uint64_t key, const std::vector<int>& members, Fn fn) noexcept {
+  const Context* ctx = context_if_initialized();
+  if (ctx == nullptr || !ctx->board || key == 0) return std::nullopt;
+  const int me = ctx->board->mine().header.world_rank;
+  for (const int world_rank : ctx->board->host_ranks()) {
+    if (world_rank == me) continue;
+    const auto at = std::find(members.begin(), members.end(), world_rank);
+    if (at == members.end()) continue;
+    const RankRecord* record = ctx->board->peer(world_rank);
+    const CommProgress* slot = record != nullptr ? progress_of(*record, key) : nullptr;
+    if (slot == nullptr) continue;
+    if (auto news = fn(static_cast<int>(at - members.begin()), *slot)) return news;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void publish_refusal(const Group& group, std::uint64_t seq, const std::string& why) noexcept {
+  const Context* ctx = context_if_initialized();
+  if (ctx == nullptr || !ctx->board || group.progress_slot < 0 || seq == 0) return;
+  CommProgress& slot = ctx->board->mine().header.comms[group.progress_slot];
+  slot.refused.store(0, std::memory_order_relaxed);  // readers see no text while it changes
+  std::atomic_thread_fence(std::memory_order_release);
+  const std::size_t n = std::min(why.size(), refusal_text_size - 1);
+  std::memcpy(slot.refusal, why.data(), n);
+  slot.refusal[n] = '\0';
+  slot.refused.store(seq, std::memory_order_release);
+}
+
+std::optional<PeerNews> refusal_of(std::uint64_t key, const std::vector<int>& members, std::uint64_t seq) noexcept {
+  if (seq == 0) return std::nullopt;
+  return first_host_peer(key, members, [seq](int rank, const CommProgress& slot) -> std::optional<PeerNews> {
+    if (slot.refused.load(std::memory_order_acquire) != seq) return std::nullopt;
+    char text[refusal_text_size];
+    std::memcpy(text, slot.refusal, refusal_text_size);
+    text[refusal_text_size - 1] = '\0';
+    std::atomic_thread_fence(std::memory_order_acquire);
+    // Read again: a text rewritten meanwhile belongs to a later refusal.
+    if (slot.refused.load(std::memory_order_relaxed) != seq) text[0] = '\0';
+    try {
+      return PeerNews{rank, text};
+    } catch (...) {
+      return PeerNews{rank, {}};
+    }
+  });
+}
+
+std::optional<PeerNews> departure_from(std::uint64_t key, const std::vector<int>& members,
+                                       std::uint64_t seq) noexcept {
+  if (seq == 0) return std::nullopt;
+  return first_host_peer(key, members, [seq](int rank, const CommProgress& slot) -> std::optional<PeerNews> {
+    if (slot.refused.load(std::memory_order_acquire) == seq) return std::nullopt;  // it votes too
+    if (slot.failed_at.load(std::memory_order_acquire) == seq) return PeerNews{rank, "left it"};
+    if (slot.done.load(std::memory_order_acquire) >= seq) return PeerNews{rank, "finished it"};
+    return std::nullopt;
+  });
+}
+
+}  // namespace mpidist::detail
