@@ -345,15 +345,18 @@ void Watchdog::check_call_in_flight(const EntrySnapshot& call, std::int64_t now)
 }
 
 // This rank's call in flight, refused by a host peer on its own arguments (refusals.hpp): the
-// peer votes instead and will never join it. A wait that mpidist polls leaves such a call within
-// milliseconds, with an Error naming the refusal; a rank still in it at two checks in a row waits
-// inside MPI's own blocking collective (MPI's path, an object call), which nothing can leave, and
-// would wait out the timeout: the job ends now, naming the refusal.
+// peer votes instead and will never join it. The waits of a blocking call that mpidist polls leave
+// it within milliseconds, with an Error naming the refusal; a rank still in it at two checks in a
+// row waits where nothing watches for refusals (inside MPI's own blocking collective, which cannot
+// be left, or in a non-blocking call's data step) and would wait out the timeout: the job ends
+// now, naming the refusal. Not where this rank refused the call too: it votes, and its vote ends.
 void Watchdog::check_refused_call(const EntrySnapshot& call, std::int64_t now) {
   const std::uint64_t suspected = std::exchange(refused_id_, 0);
   if (call.seq == 0 || now - call.start_ns < consistency_period_ns) return;
   const CommDescriptor* comm = ctx_.recorder->find(call.comm_key);
   if (comm == nullptr) return;
+  const CommProgress* own = progress_of(ctx_.recorder->record(), call.comm_key);
+  if (own != nullptr && own->refused.load(std::memory_order_acquire) == call.seq) return;
   const auto refusal = refusal_of(call.comm_key, comm->world_ranks, call.seq);
   if (!refusal) return;
   if (suspected != call.id) {
@@ -365,8 +368,8 @@ void Watchdog::check_refused_call(const EntrySnapshot& call, std::int64_t now) {
   std::string report = "watchdog: " + describe_entry(ctx_, call) + " cannot complete: rank " +
                        std::to_string(refusal->rank) + " of " + comm->name + " refused it on its own arguments";
   if (!refusal->text.empty()) report += " (" + refusal->text + ")";
-  report += " and will not join it, while this rank waits inside MPI's own collective, which it cannot leave (" +
-            seconds(now - call.start_ns) + " so far)\n";
+  report += " and will not join it; this rank has waited in it " + seconds(now - call.start_ns) +
+            " where it cannot leave the call (inside MPI's own collective, or a non-blocking call's data step)\n";
   const bool dumped = ctx_.recorder->dump("watchdog", report.c_str());
   if (dumped) report += "  flight recorder: " + ctx_.recorder->dump_path() + "\n";
   std::fprintf(stderr, "mpidist: %s%s  ending the job (MPI_Abort)\n", rank_prefix().c_str(), report.c_str());
