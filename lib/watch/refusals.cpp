@@ -67,7 +67,10 @@ std::optional<PeerNews> departure_from(std::uint64_t key, const std::vector<int>
                                        std::uint64_t seq) noexcept {
   if (seq == 0) return std::nullopt;
   return first_host_peer(key, members, [seq](int rank, const CommProgress& slot) -> std::optional<PeerNews> {
-    if (slot.refused.load(std::memory_order_acquire) == seq) return std::nullopt;  // it votes too
+    // Its latest refusal: this call's (it votes too), or a later call's, after a vote that every
+    // rank lost alike, this one's perhaps among them: then nothing tells whether it refused this
+    // one, and the vote waits on.
+    if (slot.refused.load(std::memory_order_acquire) >= seq) return std::nullopt;
     if (slot.failed_at.load(std::memory_order_acquire) == seq) return PeerNews{rank, "left it"};
     if (slot.done.load(std::memory_order_acquire) >= seq) return PeerNews{rank, "finished it"};
     return std::nullopt;

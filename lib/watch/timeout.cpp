@@ -31,8 +31,13 @@ Deadline::Deadline(const char* operation, Group* group, Watch watch)
 }
 
 bool Deadline::passed() const {
-  if (seconds_ > 0.0 && std::chrono::steady_clock::now() >= end_) return true;
+  const auto now = std::chrono::steady_clock::now();
+  if (seconds_ > 0.0 && now >= end_) return true;
   if (watch_ == Watch::Clock || news_) return news_.has_value();
+  // The board at most once a millisecond: NCCL's wait asks at every poll, and a large group's
+  // members are looked up for each host peer.
+  if (now < next_look_) return false;
+  next_look_ = now + std::chrono::milliseconds(1);
   news_ = watch_ == Watch::Refusals ? refusal_of(group_->key, group_->world_ranks, call_)
                                     : departure_from(group_->key, group_->world_ranks, call_);
   return news_.has_value();

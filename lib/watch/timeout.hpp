@@ -52,6 +52,7 @@ class Deadline {
   Watch watch_ = Watch::Clock;
   std::uint64_t call_ = 0;  // the group's call watched, 0 for none
   mutable std::optional<PeerNews> news_;
+  mutable std::chrono::steady_clock::time_point next_look_{};
 };
 
 /// Throws the Error of a wait that ran past `deadline`: "timed out after N s waiting for <what>

@@ -147,6 +147,15 @@ void local_error(bool everyone) {
     mpidist::all_reduce(std::span<const float>(in), std::span(out));
     return std::string("ok");
   });
+  // Every rank refusing call after call: a rank whose vote ends first goes on to refuse the next
+  // while the others still wait in the last one's vote, which must not take it for a rank that
+  // went on without them.
+  if (everyone)
+    for (int k = 1; k <= 3; ++k)
+      step("again", k, [&] {
+        mpidist::all_reduce(std::span<const float>(in), std::span(out));
+        return std::string("ok");
+      });
   for (int k = 2; k <= 5; ++k) step("local", k, [&] { return run_collective(mpidist::world(), "all_reduce", 4, k); });
 }
 

@@ -229,6 +229,10 @@ TEST(AfterError, AnArgumentErrorOfEveryRankLeavesTheCommunicatorUsable) {
   expect_no_wrong_answer(job);
   expect_all_done(job, 3);
   EXPECT_EQ(count(job, "local step 1 error: [^\n]*out has 3 elements but must have 2"), 3) << job.output;
+  EXPECT_EQ(count(job, "again step [1-3] error: [^\n]*all_reduce on world: out has 3 elements but must have 2 \\(in's "
+                       "count\\)\n"),
+            9)
+      << job.output;
   EXPECT_EQ(count(job, "local step [2-5] ok"), 12) << job.output;
   EXPECT_EQ(job.exit_code, 0) << job.output;
 }
