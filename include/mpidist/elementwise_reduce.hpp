@@ -1,5 +1,5 @@
-// all_reduce and reduce of a container with a function of its elements: `fn(E, E) -> E` combines the ranks'
-// elements one index at a time (what MPI_Op_create's user function does), so
+// all_reduce, reduce and scan of a container with a function of its elements: `fn(E, E) -> E`
+// combines the ranks' elements one index at a time (what MPI_Op_create's user function does), so
 // `all_reduce(v, [](float a, float b) { return std::max(a, b); })` reduces a std::vector<float> in
 // place as `all_reduce(v, ReduceOp::Max)` would. A function that takes two elements is one of
 // elements (generic lambdas included: detail/reduce_functions.hpp); one of two whole containers
@@ -40,6 +40,22 @@ void reduce_span_on(const char* operation, const ObjectComm& c, std::span<T, Ext
     throw Error(operation, "a function reduces host memory only; pass a ReduceOp for device memory");
   std::vector<T> elements(values.begin(), values.end());
   reduce_elements_on(operation, c, elements, fn, root);
+  std::copy(elements.begin(), elements.end(), values.begin());
+}
+
+/// `values` becomes the prefix of the ranks' up to this one's under fn, index by index.
+template <class C, class F>
+void scan_elements_on(const ObjectComm& c, C& values, F& fn) {
+  auto combine = index_by_index<C>(fn);
+  values = *prefix_fold_on("scan", c, values, combine, false);
+}
+
+template <class T, std::size_t Extent, class F>
+void scan_span_on(const ObjectComm& c, std::span<T, Extent> values, F& fn) {
+  if (BufferView(values).memory() == MemoryKind::Device)
+    throw Error("scan", "a function scans host memory only; pass a ReduceOp for device memory");
+  std::vector<T> elements(values.begin(), values.end());
+  scan_elements_on(c, elements, fn);
   std::copy(elements.begin(), elements.end(), values.begin());
 }
 
@@ -112,6 +128,42 @@ requires(!std::is_const_v<T> && detail::ReduceFunction<F, T>)
 void reduce(const Communicator& comm, std::span<T, Extent> values, F&& fn, int root = 0) {
   const auto c = detail::object_comm(detail::object_type<std::vector<T>>(), comm, "reduce", root);
   detail::reduce_span_on("reduce", c, values, fn, root);
+}
+
+/// scan in place with a function of elements: `values[i]` becomes fn folded over `values[i]` of
+/// ranks 0..this one, in rank order (a std::vector, a std::array, a span of host memory). As the
+/// object form: `fn` runs on the group's rank 0, lengths must match, an exception in it is an
+/// Error on every rank. exscan has no in-place form with a function: rank 0 would have nothing to
+/// hold (its value form returns std::nullopt there).
+template <class E, class A, class F>
+requires detail::ElementFunction<F, std::vector<E, A>>
+void scan(std::vector<E, A>& values, F&& fn) {
+  detail::scan_elements_on(detail::object_comm(detail::object_type<std::vector<E, A>>(), "scan"), values, fn);
+}
+template <class E, class A, class F>
+requires detail::ElementFunction<F, std::vector<E, A>>
+void scan(const Communicator& comm, std::vector<E, A>& values, F&& fn) {
+  detail::scan_elements_on(detail::object_comm(detail::object_type<std::vector<E, A>>(), comm, "scan"), values, fn);
+}
+template <class E, std::size_t N, class F>
+requires detail::ElementFunction<F, std::array<E, N>>
+void scan(std::array<E, N>& values, F&& fn) {
+  detail::scan_elements_on(detail::object_comm(detail::object_type<std::array<E, N>>(), "scan"), values, fn);
+}
+template <class E, std::size_t N, class F>
+requires detail::ElementFunction<F, std::array<E, N>>
+void scan(const Communicator& comm, std::array<E, N>& values, F&& fn) {
+  detail::scan_elements_on(detail::object_comm(detail::object_type<std::array<E, N>>(), comm, "scan"), values, fn);
+}
+template <Element T, std::size_t Extent, class F>
+requires(!std::is_const_v<T> && detail::ReduceFunction<F, T>)
+void scan(std::span<T, Extent> values, F&& fn) {
+  detail::scan_span_on(detail::object_comm(detail::object_type<std::vector<T>>(), "scan"), values, fn);
+}
+template <Element T, std::size_t Extent, class F>
+requires(!std::is_const_v<T> && detail::ReduceFunction<F, T>)
+void scan(const Communicator& comm, std::span<T, Extent> values, F&& fn) {
+  detail::scan_span_on(detail::object_comm(detail::object_type<std::vector<T>>(), comm, "scan"), values, fn);
 }
 
 }  // namespace mpidist

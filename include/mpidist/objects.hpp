@@ -308,6 +308,46 @@ std::optional<T> fold_on(const char* operation, const ObjectComm& c, const T& va
   });
 }
 
+// Prefix reductions with the caller's function, as fold_on above: gather to rank 0, fold there in
+// rank order keeping each prefix, scatter each rank its own (MPI_Scan's user ops have fold_on's
+// limits). fn runs on rank 0 only (p - 1 calls, p - 2 for exscan), inside a MainProcessContext; an
+// exception in it, or in encoding the prefixes, travels in every rank's part: an Error on every
+// rank. `exclusive`: rank r gets the prefix of ranks 0..r-1, rank 0 nothing (a function has no
+// identity).
+template <ObjectValue T, class F>
+std::optional<T> prefix_fold_on(const char* operation, const ObjectComm& c, const T& value, F& fn, bool exclusive) {
+  return naming_errors(*c.name, [&]() -> std::optional<T> {
+    if (c.solo()) return exclusive ? std::nullopt : std::optional<T>(value);
+    const GatheredPayloads gathered = gather_object(operation, c, &value, nullptr, 0);
+    std::vector<char> buffer;
+    std::vector<Payload> parts;
+    std::string text;
+    const std::uint64_t tag = type_tag<T>();
+    if (c.rank == 0) {
+      MainProcessContext main_only;
+      const std::exception_ptr failure = capture([&] {
+        auto value_of = [&](int r) -> T { return decode<T>(operation, r, gathered.data(r), gathered.size(r)); };
+        std::vector<T> prefixes;  // prefixes[r]: what rank r gets (rank 0's is ignored by exscan)
+        prefixes.reserve(static_cast<std::size_t>(c.size));
+        prefixes.push_back(value);
+        T acc = value;
+        for (int r = 1; r < c.size; ++r) {
+          if (exclusive) prefixes.push_back(acc);
+          if (!exclusive || r + 1 < c.size) acc = static_cast<T>(std::invoke(fn, std::move(acc), value_of(r)));
+          if (!exclusive) prefixes.push_back(acc);
+        }
+        encode_parts(prefixes, buffer, parts, tag);
+      });
+      if (failure) parts.assign(static_cast<std::size_t>(c.size), make_payload({}, failure, text, tag));
+    }
+    ValueSink<T> sink(operation, 0);
+    scatter_payload(operation, c, reinterpret_cast<const std::byte*>(buffer.data()), parts, tag, sink, 0);
+    T mine = sink.take();
+    if (exclusive && c.rank == 0) return std::nullopt;
+    return mine;
+  });
+}
+
 }  // namespace detail
 
 // Value forms and in-place forms. A collective with a value form returns its result and leaves
@@ -734,6 +774,41 @@ template <class C>
 requires detail::reducible_container<C>::value
 void exscan(const Communicator& comm, C& values, ReduceOp op = ReduceOp::Sum) {
   detail::scan_value_on("exscan", detail::object_comm(detail::object_type<C>(), comm, "exscan"), values, op, true);
+}
+/// scan with the caller's associative `fn(T, T) -> T`, in rank order as all_reduce(value, fn): rank
+/// r gets (((v0 fn v1) fn v2) ... fn vr), for any type the object collectives carry (concatenating
+/// strings gives rank r the strings of ranks 0..r). `fn` runs on the group's rank 0 only (p - 1
+/// calls, inside a MainProcessContext); an exception in it is an Error on every rank. For a
+/// std::vector or std::array, an `fn` of two elements combines them index by index (a non-const
+/// one is then scanned in place: elementwise_reduce.hpp). Solo: `value`, without calling `fn`.
+template <detail::ObjectValue T, class F>
+requires detail::ValueFunction<F, T>
+[[nodiscard]] T scan(const T& value, F&& fn) {
+  auto&& combine = detail::fold_function<T>(fn);
+  return *detail::prefix_fold_on("scan", detail::object_comm(detail::object_type<T>(), "scan"), value, combine, false);
+}
+template <detail::ObjectValue T, class F>
+requires detail::ValueFunction<F, T>
+[[nodiscard]] T scan(const Communicator& comm, const T& value, F&& fn) {
+  auto&& combine = detail::fold_function<T>(fn);
+  return *detail::prefix_fold_on("scan", detail::object_comm(detail::object_type<T>(), comm, "scan"), value, combine,
+                                 false);
+}
+/// exscan with a function: rank r > 0 gets (v0 fn v1 ... fn v(r-1)), rank 0 std::nullopt, since a
+/// function has no identity (mpi4py's `exscan` gives None there, MPI leaves it undefined). Solo:
+/// std::nullopt.
+template <detail::ObjectValue T, class F>
+requires detail::ValueFunction<F, T>
+[[nodiscard]] std::optional<T> exscan(const T& value, F&& fn) {
+  auto&& combine = detail::fold_function<T>(fn);
+  return detail::prefix_fold_on("exscan", detail::object_comm(detail::object_type<T>(), "exscan"), value, combine, true);
+}
+template <detail::ObjectValue T, class F>
+requires detail::ValueFunction<F, T>
+[[nodiscard]] std::optional<T> exscan(const Communicator& comm, const T& value, F&& fn) {
+  auto&& combine = detail::fold_function<T>(fn);
+  return detail::prefix_fold_on("exscan", detail::object_comm(detail::object_type<T>(), comm, "exscan"), value,
+                                combine, true);
 }
 /// In place: a span of numbers (`std::span<long long>`), element by element, lengths checked.
 template <detail::Number E, std::size_t Extent>

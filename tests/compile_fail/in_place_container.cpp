@@ -3,11 +3,14 @@
 // temporary arguments.
 #pragma GCC diagnostic error "-Wunused-result"
 #include <array>
+#include <functional>
+#include <optional>
 #include <span>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "mpidist/elementwise_reduce.hpp"
 #include "mpidist/objects.hpp"
 
 void step(const mpidist::Communicator& comm) {
@@ -30,4 +33,12 @@ void step(const mpidist::Communicator& comm) {
   static_assert(std::is_void_v<decltype(mpidist::scan(sizes))>);
   static_assert(std::is_same_v<decltype(mpidist::exscan(std::as_const(sizes))), std::vector<long long>>);
   static_assert(std::is_same_v<decltype(mpidist::exscan(7LL)), long long>);
+  // With a function of elements, scan is in place too; exscan has no in-place form (nothing for
+  // rank 0 to hold), so its value form's optional is what a non-const vector gets.
+  mpidist::scan(sizes, [](long long a, long long b) { return a + b; });
+  mpidist::scan(comm, counts, [](auto a, auto b) { return a < b ? b : a; });
+  mpidist::scan(std::span(grad), std::plus<>{});
+  static_assert(std::is_void_v<decltype(mpidist::scan(sizes, std::plus<>{}))>);
+  static_assert(std::is_same_v<decltype(mpidist::exscan(sizes, std::plus<>{})), std::optional<std::vector<long long>>>);
+  static_assert(std::is_same_v<decltype(mpidist::scan(std::as_const(sizes), std::plus<>{})), std::vector<long long>>);
 }

@@ -2,15 +2,22 @@
 // integers, doubles, bool and complex numbers against a fold of every rank's value, exscan's
 // identity on rank 0; vectors, arrays and spans element by element, in place and by value; groups
 // in their own rank order; lengths that differ and Avg as Errors on every rank, then a right call.
+// With a function: any object in rank order (strings, pairs), containers index by index in place,
+// exscan's nothing on rank 0, the function's exception an Error on every rank.
 #include <array>
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <optional>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "mpi_test.hpp"
+#include "mpidist/elementwise_reduce.hpp"
 #include "mpidist/mpidist.hpp"
 
 namespace {
@@ -164,6 +171,90 @@ TEST_F(ObjectsScanTest, InsideMainProcessContextAGroupOfOne) {
   EXPECT_EQ(mpidist::exscan(5, ReduceOp::Product), 1);
   EXPECT_EQ(mpidist::scan(5, ReduceOp::And), 1);
   EXPECT_EQ(mpidist::exscan(5u, ReduceOp::BitAnd), std::numeric_limits<unsigned>::max());
+}
+
+// "0,1,...,last": the ranks' names joined in rank order.
+std::string joined(int first, int last) {
+  std::string text;
+  for (int r = first; r <= last; ++r) text += (r > first ? "," : "") + std::to_string(r);
+  return text;
+}
+
+TEST_F(ObjectsScanTest, FunctionsFoldEveryObjectInRankOrder) {
+  const int me = mpidist::rank();
+  const auto comma = [](std::string a, const std::string& b) { return a + "," + b; };  // not commutative
+  EXPECT_EQ(mpidist::scan(std::to_string(me), comma), joined(0, me));
+  const std::optional<std::string> before = mpidist::exscan(std::to_string(me), comma);
+  if (me == 0) EXPECT_FALSE(before.has_value());
+  else EXPECT_EQ(before, joined(0, me - 1));
+  // MPI_MAXLOC as a prefix: the largest value so far and the lowest rank that holds it.
+  const auto value = [](int r) { return static_cast<double>((r * 5) % 3); };  // 0, 2, 1, 0, 2
+  std::pair<double, int> best{value(0), 0};
+  for (int r = 1; r <= me; ++r)
+    if (value(r) > best.first) best = {value(r), r};
+  const auto maxloc = [](std::pair<double, int> a, std::pair<double, int> b) { return b.first > a.first ? b : a; };
+  EXPECT_EQ(mpidist::scan(std::pair<double, int>{value(me), me}, maxloc), best);
+  // A function of whole vectors: every rank's list, laid end to end.
+  const auto append = [](std::vector<int> a, const std::vector<int>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  std::vector<int> ranks;
+  for (int r = 0; r <= me; ++r) ranks.push_back(r);
+  EXPECT_EQ(mpidist::scan(std::vector<int>{me}, append), ranks);
+}
+
+TEST_F(ObjectsScanTest, FunctionsOfElementsScanContainersInPlace) {
+  const int me = mpidist::rank();
+  long long upto = 0;
+  for (int r = 0; r <= me; ++r) upto += 10 * r + 1;
+  std::vector<long long> v{10LL * me + 1, 1};
+  mpidist::scan(v, [](long long a, long long b) { return a + b; });  // a non-const vector: in place
+  EXPECT_EQ(v, (std::vector<long long>{upto, me + 1}));
+  std::array<int, 2> a{me, -me};
+  mpidist::scan(a, [](int x, int y) { return std::max(x, y); });
+  EXPECT_EQ(a, (std::array<int, 2>{me, 0}));
+  std::vector<float> held{1.0f, 2.0f};
+  mpidist::scan(std::span(held), std::multiplies<>{});
+  EXPECT_EQ(held, (std::vector<float>{1.0f, static_cast<float>(1 << (me + 1))}));
+  // The value form of a const vector with a generic lambda: index by index, the vector kept.
+  const std::vector<int> ones(3, 1);
+  EXPECT_EQ(mpidist::scan(ones, [](auto x, auto y) { return x + y; }), std::vector<int>(3, me + 1));
+  const auto sums = mpidist::exscan(ones, [](auto x, auto y) { return x + y; });
+  if (me == 0) EXPECT_FALSE(sums.has_value());
+  else EXPECT_EQ(sums, std::vector<int>(3, me));
+}
+
+TEST_F(ObjectsScanTest, FunctionsOnAGroupInItsOwnRankOrder) {
+  const Communicator reversed = mpidist::world().split(0, -mpidist::rank());
+  std::string want;
+  for (int g = 0; g <= reversed.rank(); ++g) want += (g ? "," : "") + std::to_string(reversed.world_rank(g));
+  const auto comma = [](std::string a, const std::string& b) { return a + "," + b; };
+  EXPECT_EQ(mpidist::scan(reversed, std::to_string(mpidist::rank()), comma), want);
+  const auto before = mpidist::exscan(reversed, 1, std::plus<>{});
+  EXPECT_EQ(before.value_or(0), reversed.rank());
+}
+
+// The function's exception and lengths that differ: an Error on every rank, then a right call.
+TEST_F(ObjectsScanTest, FunctionErrorsOnEveryRankThenARightCall) {
+  const int me = mpidist::rank(), n = mpidist::world_size();
+  const auto refuse_three = [](int a, int b) {
+    if (b == 3) throw std::runtime_error("three is not welcome");
+    return a + b;
+  };
+  if (n > 1) {
+    expect_error([&] { (void)mpidist::scan(me == n - 1 ? 3 : 1, refuse_three); }, {"scan", "three is not welcome"});
+    std::vector<int> uneven(me == 1 ? 2 : 3, 1);
+    expect_error([&] { mpidist::scan(uneven, std::plus<>{}); }, {"scan", "rank 1 holds 2 elements where rank 0 holds 3"});
+  }
+  EXPECT_EQ(mpidist::scan(1, refuse_three), me + 1);
+}
+
+TEST_F(ObjectsScanTest, FunctionsInsideMainProcessContextAGroupOfOne) {
+  mpidist::MainProcessContext main_only;
+  const auto never = [](int, int) -> int { throw std::runtime_error("a group of one combines nothing"); };
+  EXPECT_EQ(mpidist::scan(5, never), 5);
+  EXPECT_FALSE(mpidist::exscan(5, never).has_value());
 }
 
 }  // namespace
