@@ -33,14 +33,22 @@ void reduce_elements_on(const char* operation, const ObjectComm& c, C& values, F
   if (auto reduced = fold_on(operation, c, values, combine, root)) values = std::move(*reduced);
 }
 
-/// A span's elements, reduced in place through a vector of them (host memory only).
+/// `body(elements)` on a vector of a span's elements, written back after: a function (what `verb`
+/// says it does) takes host memory only.
+template <class T, std::size_t Extent, class Body>
+void through_elements(const char* operation, const char* verb, std::span<T, Extent> values, Body body) {
+  if (BufferView(values).memory() == MemoryKind::Device)
+    throw Error(operation, std::string("a function ") + verb + " host memory only; pass a ReduceOp for device memory");
+  std::vector<T> elements(values.begin(), values.end());
+  body(elements);
+  std::copy(elements.begin(), elements.end(), values.begin());
+}
+
+/// A span's elements, reduced in place.
 template <class T, std::size_t Extent, class F>
 void reduce_span_on(const char* operation, const ObjectComm& c, std::span<T, Extent> values, F& fn, int root) {
-  if (BufferView(values).memory() == MemoryKind::Device)
-    throw Error(operation, "a function reduces host memory only; pass a ReduceOp for device memory");
-  std::vector<T> elements(values.begin(), values.end());
-  reduce_elements_on(operation, c, elements, fn, root);
-  std::copy(elements.begin(), elements.end(), values.begin());
+  through_elements(operation, "reduces", values,
+                   [&](auto& elements) { reduce_elements_on(operation, c, elements, fn, root); });
 }
 
 /// `values` becomes the prefix of the ranks' up to this one's under fn, index by index.
@@ -50,13 +58,10 @@ void scan_elements_on(const ObjectComm& c, C& values, F& fn) {
   values = *prefix_fold_on("scan", c, values, combine, false);
 }
 
+/// A span's elements, scanned in place.
 template <class T, std::size_t Extent, class F>
 void scan_span_on(const ObjectComm& c, std::span<T, Extent> values, F& fn) {
-  if (BufferView(values).memory() == MemoryKind::Device)
-    throw Error("scan", "a function scans host memory only; pass a ReduceOp for device memory");
-  std::vector<T> elements(values.begin(), values.end());
-  scan_elements_on(c, elements, fn);
-  std::copy(elements.begin(), elements.end(), values.begin());
+  through_elements("scan", "scans", values, [&](auto& elements) { scan_elements_on(c, elements, fn); });
 }
 
 }  // namespace detail

@@ -327,15 +327,14 @@ std::optional<T> prefix_fold_on(const char* operation, const ObjectComm& c, cons
       MainProcessContext main_only;
       const std::exception_ptr failure = capture([&] {
         auto value_of = [&](int r) -> T { return decode<T>(operation, r, gathered.data(r), gathered.size(r)); };
-        std::vector<T> prefixes;  // prefixes[r]: what rank r gets (rank 0's is ignored by exscan)
+        // prefixes[k]: v0 fn ... fn vk. exscan needs none with the last rank's value, and hands
+        // rank r prefixes[r - 1] (rank 0 a copy of its own value, which it drops).
+        const int last = exclusive ? c.size - 2 : c.size - 1;
+        std::vector<T> prefixes{value};
         prefixes.reserve(static_cast<std::size_t>(c.size));
-        prefixes.push_back(value);
-        T acc = value;
-        for (int r = 1; r < c.size; ++r) {
-          if (exclusive) prefixes.push_back(acc);
-          if (!exclusive || r + 1 < c.size) acc = static_cast<T>(std::invoke(fn, std::move(acc), value_of(r)));
-          if (!exclusive) prefixes.push_back(acc);
-        }
+        for (int r = 1; r <= last; ++r)
+          prefixes.push_back(static_cast<T>(std::invoke(fn, T(prefixes.back()), value_of(r))));
+        if (exclusive) prefixes.insert(prefixes.begin(), value);
         encode_parts(prefixes, buffer, parts, tag);
       });
       if (failure) parts.assign(static_cast<std::size_t>(c.size), make_payload({}, failure, text, tag));

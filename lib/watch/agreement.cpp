@@ -122,13 +122,13 @@ void vote_on_local_failure(Group& group, const Fingerprint& call, std::exception
   Exchange exchange(group, mine);
   if (const Deadline deadline(call.op, &group, Deadline::Watch::Departures); !exchange.complete(deadline)) {
     // They did not come: at least one went on into the call, which waits for this rank in vain.
+    // How this rank knows: a host peer's record shows it left or finished the call, or the timeout.
+    const auto& left = deadline.news();
+    const std::string how = left ? ": rank " + std::to_string(left->rank) +
+                                       " went on into the call without this rank and " + left->text
+                                 : " within the communicator's timeout: they went on into the call without this rank";
     const std::string why =
-        detail_of(local) +
-        (deadline.news() ? ". The other ranks did not raise the same Error: rank " + std::to_string(deadline.news()->rank) +
-                               " went on into the call without this rank and " + deadline.news()->text
-                         : std::string(". The other ranks did not raise the same Error within the communicator's "
-                                       "timeout: they went on into the call without this rank")) +
-        ", so the ranks are out of step";
+        detail_of(local) + ". The other ranks did not raise the same Error" + how + ", so the ranks are out of step";
     break_group(group, std::string(call.op) + ": " + why);
     if (Context* ctx = context_if_initialized()) ctx->timed_out.store(true);  // the vote is left pending
     throw Error(group.name, call.op, why + " and the communicator can no longer be used");

@@ -363,18 +363,12 @@ void Watchdog::check_refused_call(const EntrySnapshot& call, std::int64_t now) {
     refused_id_ = call.id;
     return;
   }
-  auto& h = ctx_.recorder->record().header;
-  h.reported.store(1, std::memory_order_release);
   std::string report = "watchdog: " + describe_entry(ctx_, call) + " cannot complete: rank " +
                        std::to_string(refusal->rank) + " of " + comm->name + " refused it on its own arguments";
   if (!refusal->text.empty()) report += " (" + refusal->text + ")";
   report += " and will not join it; this rank has waited in it " + seconds(now - call.start_ns) +
             " where it cannot leave the call (inside MPI's own collective, or a non-blocking call's data step)\n";
-  const bool dumped = ctx_.recorder->dump("watchdog", report.c_str());
-  if (dumped) report += "  flight recorder: " + ctx_.recorder->dump_path() + "\n";
-  std::fprintf(stderr, "mpidist: %s%s  ending the job (MPI_Abort)\n", rank_prefix().c_str(), report.c_str());
-  std::fflush(stderr);
-  end_job_after_report(ctx_, ctx_.world->comm != MPI_COMM_NULL ? ctx_.world->comm : MPI_COMM_WORLD, false);
+  end_job_reporting("watchdog", report);
 }
 
 // The members of `comm` on other hosts that have started `call`, as their hosts' watchdogs said.
@@ -438,13 +432,16 @@ void Watchdog::check_broken_calls(std::int64_t now) {
 }
 
 void Watchdog::report_inconsistency(std::uint64_t key, std::uint64_t done, std::string where) {
-  ctx_.recorder->record().header.reported.store(1, std::memory_order_release);
   if (where.empty())
     where = "after " + std::to_string(done) + " calls on " + ctx_.recorder->comm_name(key) +
             " (the differing call has left the flight recorder)";
-  const std::string report = "consistency: ranks called different collectives on the same communicator, so "
-                             "results are wrong: " + where + "\n";
-  const bool dumped = ctx_.recorder->dump("consistency", report.c_str());
+  end_job_reporting("consistency", "consistency: ranks called different collectives on the same communicator, so "
+                                   "results are wrong: " + where + "\n");
+}
+
+void Watchdog::end_job_reporting(const char* reason, const std::string& report) {
+  ctx_.recorder->record().header.reported.store(1, std::memory_order_release);
+  const bool dumped = ctx_.recorder->dump(reason, report.c_str());
   std::fprintf(stderr, "mpidist: %s%s%s  ending the job (MPI_Abort)\n", rank_prefix().c_str(), report.c_str(),
                dumped ? ("  flight recorder: " + ctx_.recorder->dump_path() + "\n").c_str() : "");
   std::fflush(stderr);

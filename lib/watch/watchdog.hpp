@@ -50,6 +50,9 @@ class Watchdog {
   void check_broken_calls(std::int64_t now);
   void check_refused_call(const EntrySnapshot& call, std::int64_t now);
   [[noreturn]] void report_inconsistency(std::uint64_t key, std::uint64_t done, std::string where);
+  /// Marks this rank as reporting, dumps the flight recorder under `reason`, prints `report` and
+  /// ends the job.
+  [[noreturn]] void end_job_reporting(const char* reason, const std::string& report);
 
   Context& ctx_;
   double stall_warn_seconds_;
