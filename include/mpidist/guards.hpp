@@ -78,8 +78,9 @@ std::exception_ptr capture(F&& fn) noexcept {
   return nullptr;
 }
 
-/// The text a failure travels as between ranks: the exception's what() (or "exception of unknown
-/// type"), cut to a few KiB so one message carries it.
+/// The text a failure travels as between ranks: the exception's what() (an mpidist::Error's
+/// without its rank prefix, which the receiver's "rank N failed: " gives; "exception of unknown
+/// type" for one that is no std::exception), cut to a few KiB so one message carries it.
 std::string describe_exception(const std::exception_ptr& error);
 
 /// This rank in `comm`; Error naming `operation` for a null or finalized communicator.

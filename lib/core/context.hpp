@@ -21,6 +21,7 @@ namespace mpidist::detail {
 // Owned here, made and used by lib/watch/ (the layer above): only named in this layer.
 class FlightRecorder;
 class ProgressBoard;
+class RefusalNotices;
 class RemoteProgress;
 class Watchdog;
 
@@ -50,6 +51,7 @@ struct Context {
   std::unique_ptr<ProgressBoard> board;
   std::unique_ptr<FlightRecorder> recorder;
   std::unique_ptr<RemoteProgress> remote;  // other hosts' progress, asked (remote_progress.hpp)
+  std::unique_ptr<RefusalNotices> notices;  // refusals told to other hosts (refusal_notices.hpp)
   std::unique_ptr<Watchdog> watchdog;
   // A wait gave up (it timed out, or a peer refused its call), its requests pending: finalize()
   // must not wait for the other ranks.

@@ -48,6 +48,10 @@ std::string describe_exception(const std::exception_ptr& error) {
   constexpr std::size_t max_text = 4096;
   try {
     std::rethrow_exception(error);
+  } catch (const Error& e) {
+    // Without the rank prefix of what(): the text is read after "rank N failed: ".
+    const std::string on = e.communicator().empty() ? "" : " on " + e.communicator();
+    return (e.operation() + on + ": " + e.detail()).substr(0, max_text);
   } catch (const std::exception& e) {
     return std::string(e.what()).substr(0, max_text);
   } catch (...) {

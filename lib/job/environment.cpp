@@ -19,6 +19,7 @@
 #include "watch/unreceived_messages.hpp"
 #include "watch/job_end.hpp"
 #include "watch/progress_board.hpp"
+#include "watch/refusal_notices.hpp"
 #include "watch/remote_progress.hpp"
 #include "watch/watchdog.hpp"
 #include "mpidist/error.hpp"
@@ -63,6 +64,9 @@ void start(int* argc, char*** argv, ThreadLevel level, MPI_Comm adopt) {
   MPI_Initialized(&initialized);
   if (!initialized && adopt != MPI_COMM_NULL)
     throw Error("initialize", "was given a communicator but MPI is not initialized");
+  // From here an uncaught Error (a setting the ranks disagree on) ends the job as any uncaught
+  // exception after initialization does: named, with MPI_Abort, not std::terminate's core dump.
+  if (std::get_terminate() != terminate_with_abort) g_previous_terminate = std::set_terminate(terminate_with_abort);
 
   auto ctx = std::make_unique<Context>();
   if (!initialized) {
@@ -94,7 +98,6 @@ void start(int* argc, char*** argv, ThreadLevel level, MPI_Comm adopt) {
   ctx->init_thread = this_thread_token();
   start_watching(*ctx);
   g_context = std::move(ctx);
-  g_previous_terminate = std::set_terminate(terminate_with_abort);
   install_signal_handlers();
 }
 
@@ -106,6 +109,7 @@ void start_watching(Context& ctx) {
                                               ctx.topology.hostname.c_str());
   ctx.recorder = std::make_unique<FlightRecorder>(ctx.board->mine(), ctx.topology.world_size, s.trace_dir);
   ctx.remote = std::make_unique<RemoteProgress>(ctx.world->control, ctx.thread_level, ctx.topology, *ctx.board);
+  ctx.notices = std::make_unique<RefusalNotices>(ctx.world->control);
   watch_group(ctx, *ctx.world);
   ctx.watchdog = std::make_unique<Watchdog>(ctx, s.stall_warn_seconds);
 }
@@ -188,6 +192,7 @@ void finalize() {
   detail::report_unreceived_messages(*ctx);
   ctx->watchdog->stop();
   ctx->remote->release();
+  ctx->notices->release();
   ctx->recorder->record().header.finished.store(1);
   // Groups first (their NCCL communicators and staging memory), the world last; handles the
   // application still holds become inert.

@@ -101,8 +101,8 @@ std::string copy_own_block(const Exchange& e) {
   const std::size_t count = std::min(e.send_counts[me], e.recv_counts[me]);
   if (count > 0) std::memmove(at(e.out, e.recv_displs[me], e.dtype), at(e, e.send_displs[me]), count * size_of(e.dtype));
   if (e.send_counts[me] == e.recv_counts[me]) return {};
-  return "recv_counts[" + std::to_string(e.rank) + "] is " + std::to_string(e.recv_counts[me]) +
-         " but this rank sends itself " + std::to_string(e.send_counts[me]);
+  return std::string(e.recv_counts_name()) + "[" + std::to_string(e.rank) + "] is " +
+         std::to_string(e.recv_counts[me]) + " but this rank sends itself " + std::to_string(e.send_counts[me]);
 }
 
 std::string joined(std::string a, const std::string& b) { return a.empty() ? b : b.empty() ? a : a + ", " + b; }
@@ -213,8 +213,9 @@ Split exchange_split(Group& group, const Exchange* e, Standing mine, std::string
     const auto dtype = static_cast<DataType>(h.dtype);
     const bool fits = exchanged && dtype == e->dtype && h.count == e->recv_counts[i];
     if (exchanged && !fits)
-      problem = joined(problem, "recv_counts[" + std::to_string(r) + "] is " + std::to_string(e->recv_counts[i]) +
-                                    " but rank " + std::to_string(r) + " sends " + std::to_string(h.count) +
+      problem = joined(problem, std::string(e->recv_counts_name()) + "[" + std::to_string(r) + "] is " +
+                                    std::to_string(e->recv_counts[i]) + " but rank " + std::to_string(r) + " sends " +
+                                    std::to_string(h.count) +
                                     (dtype == e->dtype ? "" : " of " + std::string(to_string(dtype))));
     if (h.inlined) {
       if (fits && h.count > 0)

@@ -33,6 +33,9 @@ struct Exchange {
   int size;
   Counts send_counts, send_displs, recv_counts, recv_displs;
   bool counts_agreed = false;  // the ranks checked every receiver's counts against its senders'
+
+  /// How the caller named `recv_counts`, for errors: all_gather_v's are its `counts`.
+  const char* recv_counts_name() const noexcept { return shape == Shape::AllGatherV ? "counts" : "recv_counts"; }
 };
 
 /// The Error of a receiver whose blocks differ from its recv_counts (`problem` says which and by

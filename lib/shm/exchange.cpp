@@ -231,8 +231,8 @@ class Steps {
     std::string problem;
     for (std::size_t i = 0; i < n_; ++i)
       if (i != me_ && got_[i] != from(i))
-        problem += (problem.empty() ? "" : ", ") + std::string("recv_counts[") + std::to_string(i) + "] is " +
-                   std::to_string(e_.recv_counts[i]) + " but rank " + std::to_string(i) + " sent " +
+        problem += (problem.empty() ? "" : ", ") + std::string(e_.recv_counts_name()) + "[" + std::to_string(i) +
+                   "] is " + std::to_string(e_.recv_counts[i]) + " but rank " + std::to_string(i) + " sent " +
                    std::to_string(got_[i] / element_);
     if (!problem.empty()) mpi::throw_count_mismatch(operation_, problem);
   }

@@ -60,10 +60,18 @@ std::byte* wire_buffer(Group& group, std::size_t bytes) {
 
 }  // namespace
 
-MPI_Comm across(Group& group) {
+MPI_Comm across(Group& group, const char* operation) {
   if (group.across == MPI_COMM_NULL) {
     // Collective over the whole group: every member is in this call (the choice of a 2D path is
-    // the same on every rank). Ordered by group rank, so node order.
+    // the same on every rank). The split waits inside MPI, so every member's coming is waited for
+    // first where the wait can leave: on a rank that refused this call, at once (refusals.hpp).
+    // On `comm`, as the split: a rank that refused votes on `control`, where a barrier would
+    // match its vote.
+    MPI_Request everyone = MPI_REQUEST_NULL;
+    MPIDIST_MPI_CHECK(MPI_Ibarrier(group.comm, &everyone));
+    wait_or_time_out(operation, Deadline(operation, &group, Deadline::Watch::Refusals), everyone,
+                     "every rank of the group to set up its 2D collectives");
+    // Ordered by group rank, so node order.
     const GroupTopology& t = group.topology;
     MPI_Comm made = MPI_COMM_NULL;
     MPIDIST_MPI_CHECK(MPI_Comm_split(group.comm, t.local_rank, t.rank, &made));
@@ -95,7 +103,7 @@ MPI_Comm across(Group& group) {
 // four runs), each test polling the sockets on a core the node's other rank needs.
 PieceRing::PieceRing(Group& group, Segment& seg, std::size_t slot_bytes)
     : group_(group),
-      peers_(across(group)),
+      peers_(group.across),  // made by the call's across()
       test_oldest_([this] {
         if (empty()) return;
         Piece& oldest = ring_[finished_ % in_flight];
@@ -159,7 +167,7 @@ void run_two_level(const Call& call) {
   Group& group = *call.group;
   const char* operation = call.name;
   Segment& seg = segment(group, operation);
-  across(group);  // at the group's first 2D call, with Group::grid and Group::node_across
+  across(group, operation);  // at the group's first 2D call, with Group::grid and Group::node_across
   const std::size_t e = size_of(call.dtype);
   const Piece piece{call.in, call.out, call.count * e};
   const Layout layout(std::span(&piece, 1));

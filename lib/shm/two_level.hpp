@@ -18,7 +18,7 @@ namespace mpidist::detail::shm {
 
 /// The ranks of this rank's local index on every node (Group::across), ordered by group rank, with
 /// Group::grid and Group::node_across; made at the first call and kept. Collective over the group.
-MPI_Comm across(Group& group);
+MPI_Comm across(Group& group, const char* operation);
 
 /// Pieces of a 2D collective on the network between a rank and its counterparts (the ranks of its
 /// local index on the other nodes): up to `in_flight` at once, each in a slot of the group's buffer

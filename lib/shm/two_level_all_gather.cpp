@@ -24,7 +24,7 @@ void run_two_level_all_gather(const Call& call) {
   Group& group = *call.group;
   const char* operation = call.name;
   Segment& seg = segment(group, operation);
-  across(group);  // at the group's first 2D call, with Group::grid and Group::node_across
+  across(group, operation);  // at the group's first 2D call, with Group::grid and Group::node_across
   const int nodes = group.topology.num_nodes, me = seg.rank();
   const std::size_t block = call.count * size_of(call.dtype);
   auto* out = static_cast<std::byte*>(call.out);

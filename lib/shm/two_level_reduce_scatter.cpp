@@ -31,7 +31,7 @@ void run_two_level_reduce_scatter(const Call& call) {
   Group& group = *call.group;
   const char* operation = call.name;
   Segment& seg = segment(group, operation);
-  across(group);  // at the group's first 2D call, with Group::grid and Group::node_across
+  across(group, operation);  // at the group's first 2D call, with Group::grid and Group::node_across
   const int nodes = group.topology.num_nodes, me = seg.rank();
   const auto ranks = static_cast<std::size_t>(call.size);
   const std::size_t e = size_of(call.dtype), block = call.count * e;

@@ -10,6 +10,7 @@
 #include "core/mpi_check.hpp"
 #include "core/text_collectives.hpp"
 #include "watch/flight_recorder.hpp"
+#include "watch/refusal_notices.hpp"
 #include "watch/refusals.hpp"
 #include "watch/timeout.hpp"
 #include "mpidist/error.hpp"
@@ -117,19 +118,25 @@ void throw_agreed_failure(Group& group, const char* operation, std::exception_pt
 void vote_on_local_failure(Group& group, const Fingerprint& call, std::exception_ptr local) {
   CallRecord mine(call.op, group.sequence);
   mine[CallRecord::Failed] = 1;
-  // This host's ranks waiting for this one inside the call leave it at once, and say so.
-  publish_refusal(group, group.sequence, detail_of(local));
+  // The ranks waiting for this one inside the call leave it at once, and say so: this host's read
+  // the board, other hosts' a notice.
+  const std::string why_refused = detail_of(local);
+  publish_refusal(group, group.sequence, why_refused);
+  RefusalNotices* const notices = refusal_notices();
+  if (notices != nullptr) notices->send_refusals(group, group.sequence, why_refused);
   Exchange exchange(group, mine);
   if (const Deadline deadline(call.op, &group, Deadline::Watch::Departures); !exchange.complete(deadline)) {
     // They did not come: at least one went on into the call, which waits for this rank in vain.
-    // How this rank knows: a host peer's record shows it left or finished the call, or the timeout.
+    // How this rank knows: a host peer's record or another host's notice shows it left (or
+    // finished) the call, or the timeout.
     const auto& left = deadline.news();
     const std::string how = left ? ": rank " + std::to_string(left->rank) +
                                        " went on into the call without this rank and " + left->text
                                  : " within the communicator's timeout: they went on into the call without this rank";
     const std::string why =
-        detail_of(local) + ". The other ranks did not raise the same Error" + how + ", so the ranks are out of step";
+        why_refused + ". The other ranks did not raise the same Error" + how + ", so the ranks are out of step";
     break_group(group, std::string(call.op) + ": " + why);
+    if (notices != nullptr) notices->flush();  // the ranks of other hosts still waiting in the call learn it
     if (Context* ctx = context_if_initialized()) ctx->timed_out.store(true);  // the vote is left pending
     throw Error(group.name, call.op, why + " and the communicator can no longer be used");
   }
@@ -137,6 +144,7 @@ void vote_on_local_failure(Group& group, const Fingerprint& call, std::exception
   if (!v.same(CallRecord::Call) || !v.same(CallRecord::Seq)) throw_different_calls(group, call, v);
   if (!v.all_failed()) throw_agreed_failure(group, call.op, local);  // not reached today: only failing ranks vote
   group.failed_in_step = true;  // every rank failed this call: they stay in step
+  if (notices != nullptr) notices->forget(group, group.sequence);
   std::rethrow_exception(local);
 }
 

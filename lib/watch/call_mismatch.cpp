@@ -18,8 +18,10 @@ bool receives_from(const EntrySnapshot& call, int to, int from) {
   std::string_view op = call.op;
   if (op.ends_with("_async")) op.remove_suffix(6);  // the recorder's name for a non-blocking call
   if (op == "barrier" || op == "send" || op == "recv" || op == "finalize") return false;
-  if (op == "broadcast" || op == "broadcast_object" || op == "scatter") return to != call.root && from == call.root;
-  if (op == "gather" || op == "reduce") return to == call.root && from != to;
+  if (op == "broadcast" || op == "broadcast_object" || op == "compute_and_broadcast" || op == "scatter")
+    return to != call.root && from == call.root;
+  if (op == "gather" || op == "gather_from_all_ranks" || op == "gather_scalar_from_all_ranks" || op == "reduce")
+    return to == call.root && from != to;
   return true;
 }
 

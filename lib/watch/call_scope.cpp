@@ -12,6 +12,7 @@
 #include "core/mpi_check.hpp"
 #include "core/text_collectives.hpp"
 #include "watch/agreement.hpp"
+#include "watch/refusal_notices.hpp"
 #include "watch/timeout.hpp"
 #include "mpidist/error.hpp"
 
@@ -108,6 +109,12 @@ void finish_call(const CallTicket& ticket, bool failed) noexcept {
     } catch (...) {
       break_group(*group, "a call failed");
     }
+    // A peer that finished the call without this rank waits for it in the next one: this host's
+    // read failed_at on the board (written below), other hosts' a notice.
+    if (RefusalNotices* notices = refusal_notices()) {
+      notices->send_break(*group, ticket.seq);
+      notices->flush();
+    }
   }
   if (!failed && ticket.seq != 0) group->hash = ticket.hash;
   if (failed && group->failed_in_step && group->hash_after_failure) group->hash = *group->hash_after_failure;
@@ -149,6 +156,8 @@ void finish_async_call(const CallTicket& ticket, bool failed) noexcept {
       break_group(*group, "a call failed");
     }
   }
+  // Host peers read failed_at on the board (written here); no notice to other hosts from this
+  // thread, which below ThreadLevel::Multiple may make no MPI call.
   if (ticket.id != 0)
     if (Context* ctx = context_if_initialized(); ctx != nullptr && ctx->recorder)
       ctx->recorder->end(ticket.id, failed ? CallState::Failed : CallState::Completed,

@@ -178,6 +178,7 @@ int FlightRecorder::track(std::uint64_t key, const std::string& name, const std:
       comms[i].done.store(0, std::memory_order_relaxed);
       comms[i].failed_at.store(0, std::memory_order_relaxed);
       comms[i].refused.store(0, std::memory_order_relaxed);
+      comms[i].relayed.store(0, std::memory_order_relaxed);
       comms[i].hash.store(0, std::memory_order_relaxed);
       if (comms[i].key.compare_exchange_strong(expected, key, std::memory_order_release)) slot = static_cast<int>(i);
     }

@@ -3,8 +3,12 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string>
+
+#include "watch/refusals.hpp"
 
 namespace mpidist::detail {
 namespace {
@@ -54,6 +58,9 @@ PeerView view_of(const RankRecord& peer, std::uint64_t key, std::uint64_t seq, s
   if (const CommProgress* progress = progress_of(peer, key)) {
     view.flags |= PeerView::has_progress;
     view.started = progress->started.load(std::memory_order_acquire);
+    view.refused = progress->refused.load(std::memory_order_acquire);
+    const std::string why = refusal_text(*progress, view.refused);
+    std::memcpy(view.refusal, why.c_str(), std::min(why.size() + 1, refusal_text_size));
   }
   if (view.pid != 0 && !process_alive(view.pid)) view.flags |= PeerView::gone;
   if (h.finished.load()) view.flags |= PeerView::finished;

@@ -21,6 +21,8 @@ struct PeerView {
   EntrySnapshot last_done;      // its last finished call, any communicator
   EntrySnapshot current;        // its call in flight, any communicator
   EntrySnapshot at_seq;         // its record of the asked call, when it started it
+  std::uint64_t refused = 0;    // the last call it refused on the communicator (refusals.hpp), and why
+  char refusal[refusal_text_size] = {};
   char host[host_name_size] = {};
 
   static constexpr std::uint32_t has_progress = 1;  // it made calls on the communicator

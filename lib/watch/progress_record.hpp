@@ -18,7 +18,7 @@ enum class CallState : std::uint32_t { Empty = 0, Queued = 1, Started = 2, Compl
 inline constexpr std::size_t op_name_size = 24;
 inline constexpr std::size_t type_name_size = 64;  // typeid(T).name(): std::string's is 48
 inline constexpr std::size_t host_name_size = 64;
-inline constexpr std::size_t refusal_text_size = 192;  // CommProgress::refusal, cut to fit
+inline constexpr std::size_t refusal_text_size = 192;  // CommProgress::refusal and relayed_text, cut to fit
 /// TraceEntry::tag of a call that is no point-to-point message.
 inline constexpr std::int32_t no_tag = -2;
 /// Communicators whose progress a rank publishes; calls on more are still recorded in the ring.
@@ -65,6 +65,14 @@ struct CommProgress {
   // at the timeout (watch/refusals.hpp). `refusal` holds the Error's text, written first.
   std::atomic<std::uint64_t> refused{0};
   char refusal[refusal_text_size] = {};
+  // Sequence number of a call that a rank of another host refused, 0 if none: this rank learned
+  // it from that rank's notice while waiting in the call (watch/refusal_notices.hpp) and passes it
+  // on to its host peers, who read no notice where MPI holds them. `relayed_rank` is the refusing
+  // rank (in the communicator), `relayed_text` its Error's text, all written first.
+  std::atomic<std::uint64_t> relayed{0};
+  std::int32_t relayed_rank = -1;
+  std::uint64_t relayed_broke_at = 0;  // nonzero: that rank's communicator broke in this call before
+  char relayed_text[refusal_text_size] = {};
 };
 
 /// RankHeader::reported once the rank's report (watchdog, consistency, an escaping Error) is out.

@@ -11,10 +11,20 @@
 #include "core/seconds_text.hpp"
 #include "core/settings.hpp"
 #include "watch/call_scope.hpp"
+#include "watch/refusal_notices.hpp"
 #include "watch/watchdog.hpp"
 #include "mpidist/error.hpp"
 
 namespace mpidist::detail {
+
+std::string absent_peer(const PeerNews& news, std::uint64_t seq) {
+  const std::string rank = "rank " + std::to_string(news.rank);
+  const std::string text = news.text.empty() ? "" : " (" + news.text + ")";
+  if (news.broke_at == 0)
+    return rank + " refused this call (#" + std::to_string(seq) + ") on its own arguments and will not join it" + text;
+  return rank + " can no longer use this communicator, which broke there in call #" + std::to_string(news.broke_at) +
+         text + ", and will not join this call (#" + std::to_string(seq) + ")";
+}
 
 Deadline::Deadline(const char* operation, Group* group, Watch watch)
     : seconds_(group != nullptr && group->timeout_seconds >= 0 ? group->timeout_seconds : settings(operation).timeout_seconds),
@@ -38,8 +48,16 @@ bool Deadline::passed() const {
   // members are looked up for each host peer.
   if (now < next_look_) return false;
   next_look_ = now + std::chrono::milliseconds(1);
-  news_ = watch_ == Watch::Refusals ? refusal_of(group_->key, group_->world_ranks, call_)
-                                    : departure_from(group_->key, group_->world_ranks, call_);
+  // This host's board first, then the notices of other hosts' ranks.
+  RefusalNotices* const notices = refusal_notices();
+  if (watch_ == Watch::Refusals) {
+    news_ = refusal_of(group_->key, group_->world_ranks, call_);
+    if (!news_) news_ = broken_before(group_->key, group_->world_ranks, call_);
+    if (!news_ && notices != nullptr) news_ = notices->refusal(*group_, call_);
+  } else {
+    news_ = departure_from(group_->key, group_->world_ranks, call_);
+    if (!news_ && notices != nullptr) news_ = notices->departure(*group_, call_);
+  }
   return news_.has_value();
 }
 
@@ -63,11 +81,16 @@ void Deadline::time_out(const char* operation, const char* what, const char* aft
 }
 
 void Deadline::refused(const char* operation, const char* aftermath) const {
-  std::string why = "rank " + std::to_string(news_->rank) + " refused this call (#" + std::to_string(call_) +
-                    ") on its own arguments and will not join it";
-  if (!news_->text.empty()) why += " (" + news_->text + ")";
-  why += "; this rank had gone on into it, so the ranks are out of step";
-  if (aftermath != nullptr) why += std::string("; ") + aftermath;
+  const std::string why = absent_peer(*news_, call_) + "; this rank had gone on into it, so the ranks are out of step" +
+                          (aftermath != nullptr ? std::string("; ") + aftermath : std::string());
+  // A refusing rank on another host votes until it learns that this one went on without it; this
+  // host's ranks held where no notice reaches them read it on the board (their watchdogs).
+  RefusalNotices* const notices = refusal_notices();
+  if (news_->from_other_host) {
+    if (news_->broke_at == 0 && notices != nullptr) notices->send_departure(*group_, news_->rank, call_);
+    relay_refusal(*group_, call_, *news_);
+  }
+  if (notices != nullptr) notices->flush();
   // The call's requests stay pending, as after a timeout: finalize() must not wait on them.
   if (Context* ctx = context_if_initialized()) ctx->timed_out.store(true);
   break_group(*group_, operation + std::string(": ") + why);
@@ -85,7 +108,12 @@ bool complete_before(const Deadline& deadline, MPI_Request& request) {
     if (done) return true;
     // Reading the clock every poll would dominate small collectives; every 16th costs a few ns a
     // poll. Not rarer: on a loaded host each yield can give the core away for milliseconds.
-    if (polls % 16 == 15 && deadline.passed()) return false;
+    if (polls % 16 == 15 && deadline.passed()) {
+      // A peer's news can come as the request completes: one that completed is taken, so that the
+      // peers that saw it complete do not go on into the next step alone.
+      MPIDIST_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+      return done != 0;
+    }
     std::this_thread::yield();  // ranks oversubscribing cores must let the others progress
   }
 }

@@ -18,20 +18,20 @@ class Group;
 /// whether it has passed.
 class Deadline {
  public:
-  /// What a wait inside a call watches besides the clock, where this host's ranks show it
-  /// (refusals.hpp). Only a wait made on the thread inside the call watches it: the call's
+  /// What a wait inside a call watches besides the clock: this host's board (refusals.hpp) and
+  /// other hosts' notices (refusal_notices.hpp). Only a wait made on the thread inside the call watches it: the call's
   /// sequence number is taken then.
   enum class Watch {
     Clock,
-    Refusals,    // a wait for the group's ranks in a call's data: a peer that refused the call never comes
+    Refusals,    // a wait for the group's ranks in a call's data: a peer that refused or left the call never comes
     Departures,  // the vote of a rank that refused the call: a peer that went on into it never votes
   };
   /// The deadline of a call on `group`; without one (the library's own steps outside any group),
   /// MPIDIST_TIMEOUT's.
   explicit Deadline(const char* operation, Group* group = nullptr, Watch watch = Watch::Clock);
-  /// Whether the time is up, or (watching a call) a host peer's news means the wait is in vain.
+  /// Whether the time is up, or (watching a call) a peer's news means the wait is in vain.
   bool passed() const;
-  /// The host peer's news that ended the wait, if any.
+  /// The peer's news that ended the wait, if any.
   const std::optional<PeerNews>& news() const noexcept { return news_; }
   double seconds() const noexcept { return seconds_; }
   /// Which setting the timeout came from, as errors name it: " (the communicator's set_timeout)"
@@ -54,6 +54,10 @@ class Deadline {
   mutable std::optional<PeerNews> news_;
   mutable std::chrono::steady_clock::time_point next_look_{};
 };
+
+/// Why `news`'s rank will not join call `seq`: "rank 1 refused this call (#3) on its own arguments
+/// (out has 9 elements ...) and will not join it", or that its communicator broke in an earlier call.
+std::string absent_peer(const PeerNews& news, std::uint64_t seq);
 
 /// Throws the Error of a wait that ran past `deadline`: "timed out after N s waiting for <what>
 /// (MPIDIST_TIMEOUT) ...". Shared by every wait so that all timeouts read alike.

@@ -325,6 +325,9 @@ void Watchdog::check_call_in_flight(const EntrySnapshot& call, std::int64_t now)
   const CommDescriptor* comm = ctx_.recorder->find(call.comm_key);
   if (comm == nullptr) return;
   const auto& elsewhere = other_hosts_in(call, *comm, now);
+  // This rank refused the call and votes on it: its record differs for that reason.
+  const CommProgress* own = progress_of(ctx_.recorder->record(), call.comm_key);
+  if (own != nullptr && own->refused.load(std::memory_order_acquire) == call.seq) return;
   for (const int world_rank : comm->world_ranks) {
     if (world_rank == ctx_.topology.rank) continue;
     std::optional<PeerView> view;
@@ -332,6 +335,9 @@ void Watchdog::check_call_in_flight(const EntrySnapshot& call, std::int64_t now)
       view = view_of(*peer, call.comm_key, call.seq, now);
     else if (const auto it = elsewhere.find(world_rank); it != elsewhere.end())
       view = it->second;
+    // A rank that refused the call on its own arguments (a root out of range) differs for that
+    // reason, which check_refused_call names.
+    if (view && view->refused == call.seq) continue;
     const EntrySnapshot* theirs = view ? called_differently(*view, call) : nullptr;
     if (theirs == nullptr || theirs->hash == call.hash) continue;
     if (suspected != call.id) {
@@ -344,12 +350,14 @@ void Watchdog::check_call_in_flight(const EntrySnapshot& call, std::int64_t now)
   }
 }
 
-// This rank's call in flight, refused by a host peer on its own arguments (refusals.hpp): the
-// peer votes instead and will never join it. The waits of a blocking call that mpidist polls leave
-// it within milliseconds, with an Error naming the refusal; a rank still in it at two checks in a
-// row waits where nothing watches for refusals (inside MPI's own blocking collective, which cannot
-// be left, or in a non-blocking call's data step) and would wait out the timeout: the job ends
-// now, naming the refusal. Not where this rank refused the call too: it votes, and its vote ends.
+// This rank's call in flight, refused by a peer on its own arguments (refusals.hpp): a host peer,
+// or at ThreadLevel::Multiple a rank of another host, as its host answered check_call_in_flight's
+// query. The peer votes instead and will never join it. The waits of a blocking call that mpidist
+// polls leave it within milliseconds, with an Error naming the refusal; a rank still in it at two
+// checks in a row waits where nothing watches for refusals (inside MPI's own blocking collective,
+// which cannot be left, or in a non-blocking call's data step) and would wait out the timeout: the
+// job ends now, naming the refusal. Not where this rank refused the call too: it votes, and its
+// vote ends.
 void Watchdog::check_refused_call(const EntrySnapshot& call, std::int64_t now) {
   const std::uint64_t suspected = std::exchange(refused_id_, 0);
   if (call.seq == 0 || now - call.start_ns < consistency_period_ns) return;
@@ -357,16 +365,22 @@ void Watchdog::check_refused_call(const EntrySnapshot& call, std::int64_t now) {
   if (comm == nullptr) return;
   const CommProgress* own = progress_of(ctx_.recorder->record(), call.comm_key);
   if (own != nullptr && own->refused.load(std::memory_order_acquire) == call.seq) return;
-  const auto refusal = refusal_of(call.comm_key, comm->world_ranks, call.seq);
+  auto refusal = refusal_of(call.comm_key, comm->world_ranks, call.seq);
+  if (!refusal) refusal = broken_before(call.comm_key, comm->world_ranks, call.seq);
+  if (!refusal && other_hosts_.call_id == call.id) refusal = other_hosts_.refusal;  // asked by check_call_in_flight
   if (!refusal) return;
   if (suspected != call.id) {
     refused_id_ = call.id;
     return;
   }
-  std::string report = "watchdog: " + describe_entry(ctx_, call) + " cannot complete: rank " +
-                       std::to_string(refusal->rank) + " of " + comm->name + " refused it on its own arguments";
-  if (!refusal->text.empty()) report += " (" + refusal->text + ")";
-  report += " and will not join it; this rank has waited in it " + seconds(now - call.start_ns) +
+  const std::string text = refusal->text.empty() ? "" : " (" + refusal->text + ")";
+  const std::string rank = "rank " + std::to_string(refusal->rank);
+  std::string report = "watchdog: " + describe_entry(ctx_, call) + " cannot complete: ";
+  report += refusal->broke_at == 0 ? rank + " of " + comm->name + " refused it on its own arguments" + text +
+                                         " and will not join it"
+                                   : rank + " can no longer use " + comm->name + ", which broke there in call #" +
+                                         std::to_string(refusal->broke_at) + text + ", and will not join it";
+  report += "; this rank has waited in it " + seconds(now - call.start_ns) +
             " where it cannot leave the call (inside MPI's own collective, or a non-blocking call's data step)\n";
   end_job_reporting("watchdog", report);
 }
@@ -376,7 +390,7 @@ void Watchdog::check_refused_call(const EntrySnapshot& call, std::int64_t now) {
 // ranks waiting for one slow rank sends its host ten queries a rank in 600 s, not one a second.
 const std::map<int, PeerView>& Watchdog::other_hosts_in(const EntrySnapshot& call, const CommDescriptor& comm,
                                                         std::int64_t now) {
-  if (other_hosts_.call_id != call.id) other_hosts_ = {call.id, consistency_period_ns, {}};
+  if (other_hosts_.call_id != call.id) other_hosts_ = {call.id, consistency_period_ns, {}, {}};
   if (!ctx_.remote || !ctx_.remote->enabled() || now - call.start_ns < other_hosts_.next_ask_age_ns)
     return other_hosts_.started;
   other_hosts_.next_ask_age_ns *= 2;
@@ -385,8 +399,14 @@ const std::map<int, PeerView>& Watchdog::other_hosts_in(const EntrySnapshot& cal
     if (ctx_.board->peer(world_rank) == nullptr && !other_hosts_.started.contains(world_rank))
       unseen.push_back(world_rank);
   if (unseen.empty()) return other_hosts_.started;
-  for (const auto& [world_rank, view] : ctx_.remote->ask(call.comm_key, call.seq, unseen, background_patience_seconds))
-    if (holds_its_record(view, call)) other_hosts_.started[world_rank] = view;
+  for (const auto& [world_rank, view] : ctx_.remote->ask(call.comm_key, call.seq, unseen, background_patience_seconds)) {
+    if (view.refused == call.seq && !other_hosts_.refusal) {
+      const auto at = std::find(comm.world_ranks.begin(), comm.world_ranks.end(), world_rank);
+      other_hosts_.refusal = PeerNews{static_cast<int>(at - comm.world_ranks.begin()), view.refusal, true};
+    } else if (holds_its_record(view, call)) {
+      other_hosts_.started[world_rank] = view;
+    }
+  }
   return other_hosts_.started;
 }
 

@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <set>
 #include <string>
@@ -20,6 +21,7 @@
 
 #include "watch/peer_view.hpp"
 #include "watch/progress_record.hpp"
+#include "watch/refusals.hpp"
 
 namespace mpidist::detail {
 
@@ -60,11 +62,13 @@ class Watchdog {
   std::uint64_t suspect_id_ = 0;  // the call in flight that another rank made differently at the last check
   std::uint64_t refused_id_ = 0;  // the call in flight that a host peer had refused at the last check
   // Other hosts' members that have started the call in flight, as their hosts answered (what a rank
-  // called does not change once it started it), and when to ask about the others next.
+  // called does not change once it started it), one that refused it, and when to ask about the
+  // others next.
   struct OtherHosts {
     std::uint64_t call_id = 0;
     std::int64_t next_ask_age_ns = 0;
     std::map<int, PeerView> started;  // by world rank
+    std::optional<PeerNews> refusal;  // a member there that refused the call (refusals.hpp)
   } other_hosts_;
   // The call where a communicator broke on this rank (its Error was raised here), by communicator,
   // until every other member's record of it is final; other hosts are asked 1, 2, 4 ... s after it.

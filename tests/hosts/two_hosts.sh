@@ -248,5 +248,39 @@ if [ -n "${FAULT_PROBE:-}" ]; then
   # missing; at 2+2 the 2D path.
   skipped_call "rank $slots_a on $host_b skips a reduce-scatter across the hosts" "$slots_a" \
     "reduce_scatter #4 on world" skip-reduce-scatter
+  # One rank's own bad argument across the hosts: the last rank (host B) refuses an all-reduce (its
+  # out one element short, validation off) and votes. Host A cannot read host B's progress board:
+  # the refusal reaches it as a message (watch/refusal_notices.hpp). Every rank of host A leaves at
+  # once with the Error that names the refusal where it waits in the segment or the 2D path's
+  # network step, or, held inside MPI's own collective, its watchdog ends the job within seconds,
+  # naming it (a host peer that left on the message relays it on host A's board). Every rank then
+  # lingers 5 s: the job must end long before the 30 s timeout. At Funneled: no rank asks another
+  # host anything, so a host A of one rank (1+4), which waits inside MPI with host B's leader, reads
+  # no message and has no host peer to relay one: it is ended by host B's finalize(), as before.
+  for scenario in refuse-all-reduce refuse-large-all-reduce; do
+    label="[$layout] rank $last on $host_b refuses an all-reduce on its own arguments ($scenario)"
+    start=$SECONDS
+    (export MPIDIST_TIMEOUT=30 MPIDIST_VALIDATE=0 FAULT_PROBE_MULTIPLE=0
+     run_job 90 -x MPIDIST_TIMEOUT -x MPIDIST_VALIDATE -x FAULT_PROBE_MULTIPLE "$FAULT_PROBE" "$scenario" "$last")
+    rc=$? took=$((SECONDS - start))
+    how_processes_ended
+    told=0
+    for ((r = 0; r < slots_a; r++)); do
+      if grep -Eq "^probe: rank $r error after [0-9.]+ s: .*rank $last refused this call \(#4\) on its own arguments and will not join it \(out has (1048575|1023) elements" "$tmp/out" ||
+         grep -Eq "\[rank $r/$ranks\] watchdog: all_reduce #4 on world .* cannot complete: rank $last of world refused it on its own arguments" "$tmp/err"; then
+        told=$((told + 1))
+      fi
+    done
+    note <<<"$(grep -E "^probe: rank|cannot complete" "$tmp/out" "$tmp/err" | cut -c1-300)"
+    if ((took > 5 + 10 + info_took)); then
+      tap "not ok - $label: the job took $took s (expected within the ranks' 5 s + 10 + $info_took s, before the 30 s timeout)"
+      tail -n 40 "$tmp/err" >&2
+    elif ((slots_a > 1 && told < slots_a)); then
+      tap "not ok - $label: $told of host A's $slots_a ranks were told of the refusal"
+      tail -n 40 "$tmp/err" >&2
+    else
+      tap "ok - $label: host A's $slots_a ranks told (exit $rc after $took s)"
+    fi
+  done
 fi
 tap_end

@@ -170,6 +170,17 @@ void object_root() {
     });
 }
 
+// Case 4b: the last rank passes root 7 to an object broadcast whose root finishes without it, then
+// every rank all-reduces: the others' next call must not wait for the rank whose communicator broke.
+void object_root_then_all_reduce() {
+  const int bad = mpidist::world_size() - 1;
+  step("object", 1, [&] {
+    const std::string got = mpidist::broadcast(std::string("from-0"), me() == bad ? 7 : 0);
+    return got == "from-0" ? std::string("ok") : "WRONG got " + got;
+  });
+  for (int k = 2; k <= 3; ++k) step("next", k, [&] { return run_collective(mpidist::world(), "all_reduce", 4, k); });
+}
+
 // Case 5: a caught Error every rank raised alike, then a call whose element types differ: the
 // consistency checks must still report it.
 void mismatch_after_error() {
@@ -279,6 +290,10 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(1.5s);
   } else if (scenario == "object-root") {
     object_root();
+  } else if (scenario == "object-root-then-all-reduce") {
+    // ARGS: [LINGER]: as local-error's, each says its Errors before one's finalize() ends the job
+    object_root_then_all_reduce();
+    std::this_thread::sleep_for(std::chrono::duration<double>(arg > 0 ? arg : 1.5));
   } else if (scenario == "mismatch-after-error") {
     mismatch_after_error();
   } else if (scenario == "families") {

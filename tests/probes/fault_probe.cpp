@@ -96,6 +96,22 @@ int run(const std::string& scenario, int odd_rank) {
     std::fflush(stdout);
     compute_if_asked();
     mpidist::barrier();
+  } else if (scenario == "refuse-large-all-reduce" || scenario == "refuse-all-reduce") {
+    // The odd rank's out is one element short (its own mistake, refused without validation); every
+    // rank catches and says what it got, then lingers so that no finalize() ends the job before the
+    // others have said theirs. Across the hosts the other host's ranks learn it from a message.
+    const std::size_t n = scenario == "refuse-large-all-reduce" ? std::size_t{1} << 20 : 1024;
+    std::vector<float> in(n, 1.0f), out(odd ? n - 1 : n);
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      mpidist::all_reduce(std::span<const float>(in), std::span<float>(out));
+      std::printf("probe: rank %d completed\n", me);
+    } catch (const mpidist::Error& e) {
+      std::printf("probe: rank %d error after %.1f s: %s\n", me,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), e.what());
+    }
+    std::fflush(stdout);
+    computing(5s);
   } else if (scenario == "all-to-all-count") {
     // Equal blocks of 3 on the odd rank, 2 elsewhere, on a split of the world (which stays whole):
     // on MPI's own all_to_all (MPIDIST_HOST_ALLREDUCE=mpi) unchecked, the overrun ranks may get

@@ -251,6 +251,35 @@ TEST(AfterError, ABadRootOnOneRankNeverShiftsLaterObjectCalls) {
   EXPECT_EQ(count(job, "rank 1 object step [2-4] error: [^\n]*can no longer be used"), 3) << job.output;
 }
 
+// The root and rank 1 returned from the broadcast the last rank refused, so they wait for it in
+// the next call: they learn at once that its communicator broke (its progress record), instead of
+// at the timeout. Through the segment, an Error that names it; inside MPI, the watchdog's report.
+TEST(AfterError, ARankBrokenInAnEarlierCallIsNotWaitedFor) {
+  const auto job = run_probe(3, "object-root-then-all-reduce", "MPIDIST_TIMEOUT=" + std::to_string(refusal_timeout), 90);
+  expect_no_wrong_answer(job);
+  EXPECT_LT(job.seconds, 4 + job_end_slack) << "waited for the timeout:\n" << job.output;
+  EXPECT_EQ(count(job, "rank [01] object step 1 ok"), 2) << job.output;
+  EXPECT_EQ(count(job, "rank [01] next step 2 error: [^\n]*all_reduce on world: rank 2 can no longer use this "
+                       "communicator, which broke there in call #1 \\(root rank 7 out of range for world size 3\\), "
+                       "and will not join this call \\(#2\\); this rank had gone on into it"),
+            2)
+      << job.output;
+  EXPECT_EQ(count(job, "rank 2 next step [23] error: [^\n]*can no longer be used"), 2) << job.output;
+  expect_all_done(job, 3);
+}
+
+TEST(AfterError, ARankBrokenInAnEarlierCallEndsTheJobWhereMpiHoldsTheOthers) {
+  // The broken rank lingers 5 s: its finalize() would otherwise end the job before the report.
+  const auto job = run_probe(3, "object-root-then-all-reduce 5",
+                             "MPIDIST_HOST_ALLREDUCE=mpi MPIDIST_TIMEOUT=" + std::to_string(refusal_timeout), 90);
+  EXPECT_LT(job.seconds, 4 + job_end_slack) << "waited for the timeout:\n" << job.output;
+  EXPECT_TRUE(has(job, "watchdog: all_reduce #2 on world (4 float32 sum) cannot complete: rank 2 can no longer use "
+                       "world, which broke there in call #1 (root rank 7 out of range for world size 3), and will not "
+                       "join it"))
+      << job.output;
+  EXPECT_NE(job.exit_code, 0) << job.output;
+}
+
 TEST(AfterError, ABadRootOnOneRankWithValidationIsAnErrorOnEveryRank) {
   const auto job = run_probe(3, "object-root", "MPIDIST_TIMEOUT=10 MPIDIST_VALIDATE=1", 60);
   expect_no_wrong_answer(job);
