@@ -206,7 +206,8 @@ void monitored_barrier(Group& group, std::chrono::duration<double> timeout, bool
     if (!answer)
       throw Error(group.name, operation,
                   "timed out after " + seconds_text(timeout.count()) + ": rank 0" + describe_ranks(group, {0}).substr(1) +
-                      ", which coordinates the barrier, did not answer; which other ranks are missing is unknown");
+                      ", which coordinates the barrier, did not answer: it has not come yet, or it gave up waiting "
+                      "for this barrier before this rank came; which other ranks are missing is unknown");
     if ((*answer)[0] == answer_late)
       throw Error(group.name, operation,
                   "this rank arrived after the barrier had timed out on rank 0 (it gave up waiting for it)");
