@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
-#include <vector>
 
 #include "core/context.hpp"
 #include "core/group.hpp"
@@ -134,12 +133,9 @@ void RefusalNotices::receive_arrived() {
     MPI_Message message = MPI_MESSAGE_NULL;
     MPI_Status status;
     if (MPI_Improbe(MPI_ANY_SOURCE, notice_tag, comm_, &found, &message, &status) != MPI_SUCCESS || !found) return;
-    int bytes = 0;
-    MPI_Get_count(&status, MPI_BYTE, &bytes);
-    std::vector<std::byte> arrived(static_cast<std::size_t>(std::max(bytes, 0)));
-    if (MPI_Mrecv(arrived.data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE) != MPI_SUCCESS) return;
+    // Every notice fits one (send() sends at most its whole), so it is received in place.
     Notice notice;
-    std::memcpy(&notice, arrived.data(), std::min(arrived.size(), sizeof notice));
+    if (MPI_Mrecv(&notice, sizeof notice, MPI_BYTE, &message, MPI_STATUS_IGNORE) != MPI_SUCCESS) return;
     notice.text[refusal_text_size - 1] = '\0';
     if (mailbox_.size() >= mailbox_limit) mailbox_.erase(mailbox_.begin());
     mailbox_.try_emplace(Key{notice.kind, notice.key, notice.seq}, Mail{status.MPI_SOURCE, notice.text, notice.broke_at});

@@ -310,6 +310,12 @@ void Watchdog::check_consistency() {
   }
 }
 
+// Whether this rank refused `call` on its own arguments: it votes on it instead of joining it.
+bool Watchdog::refused_here(const EntrySnapshot& call) const {
+  const CommProgress* own = progress_of(ctx_.recorder->record(), call.comm_key);
+  return own != nullptr && own->refused.load(std::memory_order_acquire) == call.seq;
+}
+
 // This rank's call in flight for a second or more, against the same call of each member that has
 // started it: host peers, and at ThreadLevel::Multiple the ranks of other hosts, asked. Arguments
 // that differ by rank can hold a call inside MPI (Open MPI's all_to_all with counts that differ
@@ -325,9 +331,7 @@ void Watchdog::check_call_in_flight(const EntrySnapshot& call, std::int64_t now)
   const CommDescriptor* comm = ctx_.recorder->find(call.comm_key);
   if (comm == nullptr) return;
   const auto& elsewhere = other_hosts_in(call, *comm, now);
-  // This rank refused the call and votes on it: its record differs for that reason.
-  const CommProgress* own = progress_of(ctx_.recorder->record(), call.comm_key);
-  if (own != nullptr && own->refused.load(std::memory_order_acquire) == call.seq) return;
+  if (refused_here(call)) return;  // its record differs for that reason
   for (const int world_rank : comm->world_ranks) {
     if (world_rank == ctx_.topology.rank) continue;
     std::optional<PeerView> view;
@@ -363,8 +367,7 @@ void Watchdog::check_refused_call(const EntrySnapshot& call, std::int64_t now) {
   if (call.seq == 0 || now - call.start_ns < consistency_period_ns) return;
   const CommDescriptor* comm = ctx_.recorder->find(call.comm_key);
   if (comm == nullptr) return;
-  const CommProgress* own = progress_of(ctx_.recorder->record(), call.comm_key);
-  if (own != nullptr && own->refused.load(std::memory_order_acquire) == call.seq) return;
+  if (refused_here(call)) return;
   auto refusal = refusal_of(call.comm_key, comm->world_ranks, call.seq);
   if (!refusal) refusal = broken_before(call.comm_key, comm->world_ranks, call.seq);
   if (!refusal && other_hosts_.call_id == call.id) refusal = other_hosts_.refusal;  // asked by check_call_in_flight

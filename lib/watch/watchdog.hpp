@@ -51,6 +51,7 @@ class Watchdog {
   const std::map<int, PeerView>& other_hosts_in(const EntrySnapshot& call, const CommDescriptor& comm, std::int64_t now);
   void check_broken_calls(std::int64_t now);
   void check_refused_call(const EntrySnapshot& call, std::int64_t now);
+  bool refused_here(const EntrySnapshot& call) const;
   [[noreturn]] void report_inconsistency(std::uint64_t key, std::uint64_t done, std::string where);
   /// Marks this rank as reporting, dumps the flight recorder under `reason`, prints `report` and
   /// ends the job.
