@@ -110,9 +110,36 @@ watchdog_reports() {  # every rank's watchdog report in $tmp/err: its first line
 how_processes_ended() {
   grep -E "exited on signal|Process received signal|Signal: |AddressSanitizer|runtime error" "$tmp/err" | note || true
 }
+# The fault cases below each mostly wait (a timeout, a rank's lingering, the job's end across the
+# hosts), so they run three at a time: each case is a function, run in a subshell with a scratch
+# directory of its own ($tmp/case-N), its TAP lines kept and printed in the order the cases were
+# added. Each case's time bound counts from its own start; three at a time left every case's time
+# as it was alone (3-9 s) and took the runs from 98-109 s to 50-67 s. fault_case FUNCTION ARGS...
+# adds one; run_fault_cases runs them.
+fault_cases=()
+fault_case() { fault_cases+=("$(printf '%q ' "$@")"); }
+run_fault_cases() {
+  local i running=0 dir line
+  for i in "${!fault_cases[@]}"; do
+    if ((running == 3)); then wait -n; running=$((running - 1)); fi
+    dir=$tmp/case-$i
+    mkdir -p "$dir"
+    (tmp=$dir; eval "${fault_cases[$i]}") >"$dir/tap" 2>"$dir/log" &
+    running=$((running + 1))
+  done
+  wait
+  for i in "${!fault_cases[@]}"; do
+    dir=$tmp/case-$i
+    while IFS= read -r line; do
+      if [[ $line == "ok "* || $line == "not ok "* ]]; then tap "$line"; else echo "$line"; fi
+    done <"$dir/tap"
+    cat "$dir/log" >&2
+  done
+}
 if [ -n "${FAULT_PROBE:-}" ]; then
   last=$((ranks - 1))
-  for level in multiple funneled; do
+  skipped_barrier() {  # skipped_barrier LEVEL: multiple or funneled
+    local level=$1 multiple start rc took reports label why=""
     multiple=$([ $level = multiple ] && echo 1 || echo 0)
     start=$SECONDS
     # Validation off: with MPIDIST_VALIDATE=1 (the sanitizer run's) the barrier's agreement would
@@ -124,7 +151,6 @@ if [ -n "${FAULT_PROBE:-}" ]; then
     note <<<"$reports"
     how_processes_ended
     label="[$layout] watchdog at $level: rank $last on $host_b skips a barrier"
-    why=""
     if ((rc == 0)) || ((took > 3 + 10 + info_took)); then
       why="the job ended with $rc after $took s (expected non-zero within timeout + 10 + $info_took s)"
     elif ! grep -q "watchdog: barrier #4 on world" <<<"$reports"; then
@@ -143,28 +169,33 @@ if [ -n "${FAULT_PROBE:-}" ]; then
     else
       tap "ok - $label: reported (exit $rc after $took s)"
     fi
-  done
+  }
+  fault_case skipped_barrier multiple
+  fault_case skipped_barrier funneled
   # The background consistency check across hosts: the last rank reduces int32 where the others
   # reduce float32 (the bytes match, so MPI completes it), then every rank computes 20 s. At
   # Multiple the first ranks of the hosts compare hashes every second and end the job long before.
-  start=$SECONDS
-  (export MPIDIST_TIMEOUT=30 MPIDIST_VALIDATE=0 FAULT_PROBE_MULTIPLE=1 FAULT_PROBE_COMPUTE_AFTER=20
-   run_job 60 -x MPIDIST_TIMEOUT -x MPIDIST_VALIDATE -x FAULT_PROBE_MULTIPLE -x FAULT_PROBE_COMPUTE_AFTER \
-     "$FAULT_PROBE" dtype "$last" catch)
-  rc=$? took=$((SECONDS - start))
-  note <"$tmp/err"
-  label="[$layout] consistency across hosts: rank $last on $host_b reduces int32, the others float32"
-  expected="consistency: ranks called different collectives on the same communicator, so results are wrong: #4 on world: world rank [0-9]+ called all_reduce 1024 (float32|int32) sum; world rank [0-9]+ called all_reduce 1024 (int32|float32) sum"
-  if ((rc == 0)) || ((took > 20)); then
-    tap "not ok - $label: the job ended with $rc after $took s (expected non-zero well before the 20 s of computing end)"
-  elif ! grep -Eq "$expected" "$tmp/err"; then
-    tap "not ok - $label: no report names both calls"
-  else
-    tap "ok - $label: found in the background (exit $rc after $took s)"
-  fi
+  different_dtype() {
+    local start=$SECONDS rc took label expected
+    (export MPIDIST_TIMEOUT=30 MPIDIST_VALIDATE=0 FAULT_PROBE_MULTIPLE=1 FAULT_PROBE_COMPUTE_AFTER=20
+     run_job 60 -x MPIDIST_TIMEOUT -x MPIDIST_VALIDATE -x FAULT_PROBE_MULTIPLE -x FAULT_PROBE_COMPUTE_AFTER \
+       "$FAULT_PROBE" dtype "$last" catch)
+    rc=$? took=$((SECONDS - start))
+    note <"$tmp/err"
+    label="[$layout] consistency across hosts: rank $last on $host_b reduces int32, the others float32"
+    expected="consistency: ranks called different collectives on the same communicator, so results are wrong: #4 on world: world rank [0-9]+ called all_reduce 1024 (float32|int32) sum; world rank [0-9]+ called all_reduce 1024 (int32|float32) sum"
+    if ((rc == 0)) || ((took > 20)); then
+      tap "not ok - $label: the job ended with $rc after $took s (expected non-zero well before the 20 s of computing end)"
+    elif ! grep -Eq "$expected" "$tmp/err"; then
+      tap "not ok - $label: no report names both calls"
+    else
+      tap "ok - $label: found in the background (exit $rc after $took s)"
+    fi
+  }
+  fault_case different_dtype
   # The verdict on a mismatch that the watchdog must report within 10 s plus a job's start, before
-  # any timeout or computing ends, from the last job's $rc, $took and output: reported_in_time LABEL
-  # PATTERN (an extended regex that a line of the report matches, naming both calls).
+  # any timeout or computing ends, from the caller's $rc, $took and the job's output:
+  # reported_in_time LABEL PATTERN (an extended regex that a line of the report matches, naming both calls).
   reported_in_time() {
     local report
     report=$(grep -E "$2" "$tmp/err" | head -1)
@@ -183,35 +214,40 @@ if [ -n "${FAULT_PROBE:-}" ]; then
   # the others all-reduce, which holds the ranks inside MPI (or its segment) on both hosts. At
   # Multiple a rank's watchdog asks host B what its ranks called and ends the job within seconds,
   # naming both calls, not at the 30 s timeout (at Funneled the timeout's reports name them).
-  start=$SECONDS
-  (export MPIDIST_TIMEOUT=30 MPIDIST_VALIDATE=0 FAULT_PROBE_MULTIPLE=1
-   run_job 60 -x MPIDIST_TIMEOUT -x MPIDIST_VALIDATE -x FAULT_PROBE_MULTIPLE "$FAULT_PROBE" broadcast-vs-all-reduce "$last" catch)
-  rc=$? took=$((SECONDS - start))
-  mine="called (all_reduce 1024 float32 sum|broadcast 1024 float32 root 0) \(still in it\)"
-  theirs="world rank [0-9]+ called (broadcast 1024 float32 root 0|all_reduce 1024 float32 sum)"
-  reported_in_time "[$layout] a call in flight across hosts: rank $last on $host_b broadcasts where the others all-reduce" \
-    "consistency: .*$mine; $theirs"
+  call_in_flight() {
+    local start=$SECONDS rc took mine theirs
+    (export MPIDIST_TIMEOUT=30 MPIDIST_VALIDATE=0 FAULT_PROBE_MULTIPLE=1
+     run_job 60 -x MPIDIST_TIMEOUT -x MPIDIST_VALIDATE -x FAULT_PROBE_MULTIPLE "$FAULT_PROBE" broadcast-vs-all-reduce "$last" catch)
+    rc=$? took=$((SECONDS - start))
+    mine="called (all_reduce 1024 float32 sum|broadcast 1024 float32 root 0) \(still in it\)"
+    theirs="world rank [0-9]+ called (broadcast 1024 float32 root 0|all_reduce 1024 float32 sum)"
+    reported_in_time "[$layout] a call in flight across hosts: rank $last on $host_b broadcasts where the others all-reduce" \
+      "consistency: .*$mine; $theirs"
+  }
+  fault_case call_in_flight
   # A call that MPI failed on some ranks and returned from on others: MPI's own all_to_all with
   # blocks of 3 on the last rank (host B) and 2 elsewhere raises its error on overrun ranks, and
   # the last rank returns with short blocks and no Error (or ranks stay inside MPI). Every rank then
   # computes 20 s. At Multiple a failed rank's watchdog finds the return (at 3+1 by asking host B)
   # and ends the job within seconds; or the check of the call in flight does, where ranks stayed.
-  start=$SECONDS
-  (export MPIDIST_TIMEOUT=30 MPIDIST_VALIDATE=0 MPIDIST_HOST_ALLREDUCE=mpi FAULT_PROBE_MULTIPLE=1 FAULT_PROBE_COMPUTE_AFTER=20
-   run_job 60 -x MPIDIST_TIMEOUT -x MPIDIST_VALIDATE -x MPIDIST_HOST_ALLREDUCE -x FAULT_PROBE_MULTIPLE \
-     -x FAULT_PROBE_COMPUTE_AFTER "$FAULT_PROBE" all-to-all-count "$last")
-  rc=$? took=$((SECONDS - start))
-  returned="world rank $last called all_to_all 3 float32 and returned, so its result is wrong; world rank [0-9]+ called all_to_all 2 float32, which failed there"
-  held="called all_to_all 2 float32 \(still in it\); world rank $last called all_to_all 3 float32"
-  reported_in_time "[$layout] a wrong return across hosts: MPI's all_to_all fails on host A, rank $last on $host_b returns" \
-    "consistency: .*($returned|$held)"
+  wrong_return() {
+    local start=$SECONDS rc took returned held
+    (export MPIDIST_TIMEOUT=30 MPIDIST_VALIDATE=0 MPIDIST_HOST_ALLREDUCE=mpi FAULT_PROBE_MULTIPLE=1 FAULT_PROBE_COMPUTE_AFTER=20
+     run_job 60 -x MPIDIST_TIMEOUT -x MPIDIST_VALIDATE -x MPIDIST_HOST_ALLREDUCE -x FAULT_PROBE_MULTIPLE \
+       -x FAULT_PROBE_COMPUTE_AFTER "$FAULT_PROBE" all-to-all-count "$last")
+    rc=$? took=$((SECONDS - start))
+    returned="world rank $last called all_to_all 3 float32 and returned, so its result is wrong; world rank [0-9]+ called all_to_all 2 float32, which failed there"
+    held="called all_to_all 2 float32 \(still in it\); world rank $last called all_to_all 3 float32"
+    reported_in_time "[$layout] a wrong return across hosts: MPI's all_to_all fails on host A, rank $last on $host_b returns" \
+      "consistency: .*($returned|$held)"
+  }
+  fault_case wrong_return
   # A rank that skips a call across the hosts: within the timeout + 10 s the job ends, and the
   # watchdog's report (or the same account in the Error of a wait in shared memory) names the call
   # and places the rank on host B. skipped_call LABEL RANK ACCOUNT SCENARIO: the fault probe's
   # SCENARIO with RANK as the odd one; ACCOUNT, a fixed string the report must hold.
   skipped_call() {
-    local label="[$layout] watchdog: $1" rank=$2 account=$3 scenario=$4 rc took
-    start=$SECONDS
+    local label="[$layout] watchdog: $1" rank=$2 account=$3 scenario=$4 rc took start=$SECONDS
     (export MPIDIST_TIMEOUT=3 MPIDIST_VALIDATE=0 FAULT_PROBE_MULTIPLE=1
      run_job 60 -x MPIDIST_TIMEOUT -x MPIDIST_VALIDATE -x FAULT_PROBE_MULTIPLE "$FAULT_PROBE" "$scenario" "$rank")
     rc=$? took=$((SECONDS - start))
@@ -236,17 +272,17 @@ if [ -n "${FAULT_PROBE:-}" ]; then
   # between the leaders.
   for case in "skip-all-reduce 1024" "skip-large-all-reduce 1048576"; do
     read -r scenario floats <<<"$case"
-    skipped_call "rank $last on $host_b skips an all-reduce of $floats floats across the hosts" "$last" \
+    fault_case skipped_call "rank $last on $host_b skips an all-reduce of $floats floats across the hosts" "$last" \
       "all_reduce #4 on world ($floats float32 sum) has waited" "$scenario"
   done
   # A broadcast from rank 1 between the hosts' leaders: host B's leader (rank $slots_a) skips it, so
   # host B's other ranks wait for it in their segment (at 3+1 it is host B's only rank: the others
   # finish and wait at finalize, whose watchdog asks host B, at ThreadLevel::Multiple, where it is).
-  skipped_call "rank $slots_a, host B's leader, skips a broadcast from rank 1 across the hosts" "$slots_a" \
+  fault_case skipped_call "rank $slots_a, host B's leader, skips a broadcast from rank 1 across the hosts" "$slots_a" \
     "broadcast #4 on world" skip-broadcast
   # A reduce-scatter: at 3+1 through the hosts' leaders, whose host B side (rank $slots_a) is
   # missing; at 2+2 the 2D path.
-  skipped_call "rank $slots_a on $host_b skips a reduce-scatter across the hosts" "$slots_a" \
+  fault_case skipped_call "rank $slots_a on $host_b skips a reduce-scatter across the hosts" "$slots_a" \
     "reduce_scatter #4 on world" skip-reduce-scatter
   # One rank's own bad argument across the hosts: the last rank (host B) refuses an all-reduce (its
   # out one element short, validation off) and votes. Host A cannot read host B's progress board:
@@ -257,14 +293,13 @@ if [ -n "${FAULT_PROBE:-}" ]; then
   # lingers 5 s: the job must end long before the 30 s timeout. At Funneled: no rank asks another
   # host anything, so a host A of one rank (1+4), which waits inside MPI with host B's leader, reads
   # no message and has no host peer to relay one: it is ended by host B's finalize(), as before.
-  for scenario in refuse-all-reduce refuse-large-all-reduce; do
+  refused_on_its_own_arguments() {  # refused_on_its_own_arguments SCENARIO
+    local scenario=$1 label start=$SECONDS rc took told=0 r
     label="[$layout] rank $last on $host_b refuses an all-reduce on its own arguments ($scenario)"
-    start=$SECONDS
     (export MPIDIST_TIMEOUT=30 MPIDIST_VALIDATE=0 FAULT_PROBE_MULTIPLE=0
      run_job 90 -x MPIDIST_TIMEOUT -x MPIDIST_VALIDATE -x FAULT_PROBE_MULTIPLE "$FAULT_PROBE" "$scenario" "$last")
     rc=$? took=$((SECONDS - start))
     how_processes_ended
-    told=0
     for ((r = 0; r < slots_a; r++)); do
       if grep -Eq "^probe: rank $r error after [0-9.]+ s: .*rank $last refused this call \(#4\) on its own arguments and will not join it \(out has (1048575|1023) elements" "$tmp/out" ||
          grep -Eq "\[rank $r/$ranks\] watchdog: all_reduce #4 on world .* cannot complete: rank $last of world refused it on its own arguments" "$tmp/err"; then
@@ -281,6 +316,9 @@ if [ -n "${FAULT_PROBE:-}" ]; then
     else
       tap "ok - $label: host A's $slots_a ranks told (exit $rc after $took s)"
     fi
-  done
+  }
+  fault_case refused_on_its_own_arguments refuse-all-reduce
+  fault_case refused_on_its_own_arguments refuse-large-all-reduce
+  run_fault_cases
 fi
 tap_end
