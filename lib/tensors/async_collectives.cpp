@@ -49,6 +49,7 @@ Work queue_step(Group& group, const char* name, const CallTicket& ticket, std::f
   AsyncLane& lane = lane_of(group);
   Group* g = &group;
   auto job = lane.push([g, ticket, step = std::move(step)] {
+    const StepInFlight in_flight(*g, ticket.seq);  // its waits watch this call for a peer's refusal
     try {
       // After an earlier step broke the communicator the ranks are out of step: fail at once.
       if (g->is_broken())

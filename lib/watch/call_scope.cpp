@@ -22,6 +22,10 @@ namespace {
 // initial-exec: read with one instruction instead of a __tls_get_addr call, on every collective.
 [[gnu::tls_model("initial-exec")]] thread_local char t_thread_marker;
 
+// The step of a non-blocking call this thread runs (StepInFlight), and that call's number.
+thread_local const Group* t_step_group = nullptr;
+thread_local std::uint64_t t_step_seq = 0;
+
 [[noreturn]] void refuse(Group& group, const Fingerprint& call, const std::string& why) {
   throw Error(group.name, call.op, why);
 }
@@ -44,6 +48,24 @@ void agree_on_fingerprint(Group& group, const Fingerprint& call, std::uint64_t f
 }  // namespace
 
 std::uintptr_t this_thread_token() noexcept { return reinterpret_cast<std::uintptr_t>(&t_thread_marker); }
+
+bool this_thread_may_call_mpi() noexcept {
+  const Context* ctx = context_if_initialized();
+  return ctx != nullptr && (ctx->thread_level == MPI_THREAD_MULTIPLE || ctx->init_thread == this_thread_token());
+}
+
+StepInFlight::StepInFlight(const Group& group, std::uint64_t seq) noexcept
+    : outer_group_(t_step_group), outer_seq_(t_step_seq) {
+  t_step_group = &group;
+  t_step_seq = seq;
+}
+
+StepInFlight::~StepInFlight() {
+  t_step_group = outer_group_;
+  t_step_seq = outer_seq_;
+}
+
+std::uint64_t StepInFlight::of(const Group& group) noexcept { return t_step_group == &group ? t_step_seq : 0; }
 
 CallTicket start_call(Group& group, const Fingerprint& call, bool in_sequence) {
   Context* ctx = context_if_initialized();
@@ -156,12 +178,17 @@ void finish_async_call(const CallTicket& ticket, bool failed) noexcept {
       break_group(*group, "a call failed");
     }
   }
-  // Host peers read failed_at on the board (written here); no notice to other hosts from this
-  // thread, which below ThreadLevel::Multiple may make no MPI call.
+  // Host peers read failed_at on the board (written here); other hosts' ranks a notice, where this
+  // thread may make MPI calls (below ThreadLevel::Multiple the lane's may not: they wait for theirs).
   if (ticket.id != 0)
     if (Context* ctx = context_if_initialized(); ctx != nullptr && ctx->recorder)
       ctx->recorder->end(ticket.id, failed ? CallState::Failed : CallState::Completed,
                          ticket.seq != 0 ? group->progress_slot : -1, ticket.seq, ticket.hash, breaks);
+  if (breaks && this_thread_may_call_mpi())
+    if (RefusalNotices* notices = refusal_notices()) {
+      notices->send_break(*group, ticket.seq);
+      notices->flush();
+    }
 }
 
 }  // namespace mpidist::detail

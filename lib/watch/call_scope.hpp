@@ -41,4 +41,25 @@ class CallScope {
 /// This thread, as a number that differs between live threads.
 std::uintptr_t this_thread_token() noexcept;
 
+/// Whether this thread may make MPI calls beside the application's: at ThreadLevel::Multiple any
+/// thread, else only the one that initialized mpidist (not the async lane's).
+bool this_thread_may_call_mpi() noexcept;
+
+/// While a thread runs the data step of the non-blocking call `seq` on `group` (the async lane's
+/// job, on the lane's thread or on a waiter that took it), the waits in it watch that call for a
+/// peer's refusal, as the issuing thread's waits watch its own (Deadline).
+class StepInFlight {
+ public:
+  StepInFlight(const Group& group, std::uint64_t seq) noexcept;
+  ~StepInFlight();
+  StepInFlight(const StepInFlight&) = delete;
+  StepInFlight& operator=(const StepInFlight&) = delete;
+  /// The call whose step this thread runs on `group`; 0 for none.
+  static std::uint64_t of(const Group& group) noexcept;
+
+ private:
+  const Group* outer_group_;
+  std::uint64_t outer_seq_;
+};
+
 }  // namespace mpidist::detail

@@ -31,13 +31,18 @@ Deadline::Deadline(const char* operation, Group* group, Watch watch)
       group_(group) {
   end_ = std::chrono::steady_clock::now() +
          std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds_));
-  // The call in flight is the group's latest only on the thread inside it: the async lane's
-  // thread waits for an earlier call's data while the caller may have started later ones.
-  if (watch != Watch::Clock && group != nullptr &&
-      group->owner.load(std::memory_order_acquire) == this_thread_token()) {
-    watch_ = watch;
-    call_ = group->sequence;
-  }
+  if (watch == Watch::Clock || group == nullptr) return;
+  // The thread that runs a non-blocking call's step watches that call. Otherwise the call in
+  // flight is the group's latest only on the thread inside it: the async lane's thread waits for
+  // an earlier call's data while the caller may have started later ones.
+  call_ = StepInFlight::of(*group);
+  const bool step = call_ != 0;
+  if (!step && group->owner.load(std::memory_order_acquire) == this_thread_token()) call_ = group->sequence;
+  if (call_ == 0) return;
+  watch_ = watch;
+  // Other hosts' news comes as messages: a step on the lane's thread reads and sends them only
+  // where MPI allows that thread to call it. Below Multiple it reads this host's board alone.
+  asks_other_hosts_ = !step || this_thread_may_call_mpi();
 }
 
 bool Deadline::passed() const {
@@ -49,7 +54,7 @@ bool Deadline::passed() const {
   if (now < next_look_) return false;
   next_look_ = now + std::chrono::milliseconds(1);
   // This host's board first, then the notices of other hosts' ranks.
-  RefusalNotices* const notices = refusal_notices();
+  RefusalNotices* const notices = asks_other_hosts_ ? refusal_notices() : nullptr;
   if (watch_ == Watch::Refusals) {
     news_ = refusal_of(group_->key, group_->world_ranks, call_);
     if (!news_) news_ = broken_before(group_->key, group_->world_ranks, call_);
@@ -85,7 +90,7 @@ void Deadline::refused(const char* operation, const char* aftermath) const {
                           (aftermath != nullptr ? std::string("; ") + aftermath : std::string());
   // A refusing rank on another host votes until it learns that this one went on without it; this
   // host's ranks held where no notice reaches them read it on the board (their watchdogs).
-  RefusalNotices* const notices = refusal_notices();
+  RefusalNotices* const notices = asks_other_hosts_ ? refusal_notices() : nullptr;
   if (news_->from_other_host) {
     if (news_->broke_at == 0 && notices != nullptr) notices->send_departure(*group_, news_->rank, call_);
     relay_refusal(*group_, call_, *news_);

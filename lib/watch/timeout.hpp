@@ -19,7 +19,8 @@ class Group;
 class Deadline {
  public:
   /// What a wait inside a call watches besides the clock: this host's board (refusals.hpp) and
-  /// other hosts' notices (refusal_notices.hpp). Only a wait made on the thread inside the call watches it: the call's
+  /// other hosts' notices (refusal_notices.hpp). Only a wait made on the thread inside the call, or
+  /// on the thread that runs a non-blocking call's step (StepInFlight), watches it: the call's
   /// sequence number is taken then.
   enum class Watch {
     Clock,
@@ -51,6 +52,7 @@ class Deadline {
   std::chrono::steady_clock::time_point end_;
   Watch watch_ = Watch::Clock;
   std::uint64_t call_ = 0;  // the group's call watched, 0 for none
+  bool asks_other_hosts_ = true;  // whether this thread may read and send other hosts' notices (MPI)
   mutable std::optional<PeerNews> news_;
   mutable std::chrono::steady_clock::time_point next_look_{};
 };

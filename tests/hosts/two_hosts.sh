@@ -293,16 +293,21 @@ if [ -n "${FAULT_PROBE:-}" ]; then
   # lingers 5 s: the job must end long before the 30 s timeout. At Funneled: no rank asks another
   # host anything, so a host A of one rank (1+4), which waits inside MPI with host B's leader, reads
   # no message and has no host peer to relay one: it is ended by host B's finalize(), as before.
-  refused_on_its_own_arguments() {  # refused_on_its_own_arguments SCENARIO
-    local scenario=$1 label start=$SECONDS rc took told=0 r
-    label="[$layout] rank $last on $host_b refuses an all-reduce on its own arguments ($scenario)"
-    (export MPIDIST_TIMEOUT=30 MPIDIST_VALIDATE=0 FAULT_PROBE_MULTIPLE=0
+  # The non-blocking form at Multiple (-async): the step runs on the lane's thread, which reads the
+  # message itself, so every rank of a host A of several raises the Error (none is ended by its
+  # watchdog); a host A of one waits inside MPI with host B's leader, as in the blocking form.
+  refused_on_its_own_arguments() {  # refused_on_its_own_arguments SCENARIO MULTIPLE (0 or 1)
+    local scenario=$1 multiple=$2 label start=$SECONDS rc took told=0 errors=0 r
+    label="[$layout] rank $last on $host_b refuses an all-reduce on its own arguments ($scenario"
+    label+="$([ "$multiple" = 1 ] && echo ", multiple"))"
+    (export MPIDIST_TIMEOUT=30 MPIDIST_VALIDATE=0 FAULT_PROBE_MULTIPLE=$multiple
      run_job 90 -x MPIDIST_TIMEOUT -x MPIDIST_VALIDATE -x FAULT_PROBE_MULTIPLE "$FAULT_PROBE" "$scenario" "$last")
     rc=$? took=$((SECONDS - start))
     how_processes_ended
     for ((r = 0; r < slots_a; r++)); do
-      if grep -Eq "^probe: rank $r error after [0-9.]+ s: .*rank $last refused this call \(#4\) on its own arguments and will not join it \(out has (1048575|1023) elements" "$tmp/out" ||
-         grep -Eq "\[rank $r/$ranks\] watchdog: all_reduce #4 on world .* cannot complete: rank $last of world refused it on its own arguments" "$tmp/err"; then
+      if grep -Eq "^probe: rank $r error after [0-9.]+ s: .*rank $last refused this call \(#4\) on its own arguments and will not join it \(out has (1048575|1023) elements" "$tmp/out"; then
+        told=$((told + 1)) errors=$((errors + 1))
+      elif grep -Eq "\[rank $r/$ranks\] watchdog: all_reduce(_async)? #4 on world .* cannot complete: rank $last of world refused it on its own arguments" "$tmp/err"; then
         told=$((told + 1))
       fi
     done
@@ -313,12 +318,16 @@ if [ -n "${FAULT_PROBE:-}" ]; then
     elif ((slots_a > 1 && told < slots_a)); then
       tap "not ok - $label: $told of host A's $slots_a ranks were told of the refusal"
       tail -n 40 "$tmp/err" >&2
+    elif [[ $scenario == *-async ]] && ((slots_a > 1 && errors < slots_a)); then
+      tap "not ok - $label: $errors of host A's $slots_a ranks raised the Error (the others' watchdogs ended the job)"
+      tail -n 40 "$tmp/err" >&2
     else
-      tap "ok - $label: host A's $slots_a ranks told (exit $rc after $took s)"
+      tap "ok - $label: host A's $slots_a ranks told, $errors by the Error (exit $rc after $took s)"
     fi
   }
-  fault_case refused_on_its_own_arguments refuse-all-reduce
-  fault_case refused_on_its_own_arguments refuse-large-all-reduce
+  fault_case refused_on_its_own_arguments refuse-all-reduce 0
+  fault_case refused_on_its_own_arguments refuse-large-all-reduce 0
+  fault_case refused_on_its_own_arguments refuse-large-all-reduce-async 1
   run_fault_cases
 fi
 tap_end

@@ -96,15 +96,20 @@ int run(const std::string& scenario, int odd_rank) {
     std::fflush(stdout);
     compute_if_asked();
     mpidist::barrier();
-  } else if (scenario == "refuse-large-all-reduce" || scenario == "refuse-all-reduce") {
+  } else if (scenario == "refuse-large-all-reduce" || scenario == "refuse-all-reduce" ||
+             scenario == "refuse-large-all-reduce-async") {
     // The odd rank's out is one element short (its own mistake, refused without validation); every
     // rank catches and says what it got, then lingers so that no finalize() ends the job before the
-    // others have said theirs. Across the hosts the other host's ranks learn it from a message.
-    const std::size_t n = scenario == "refuse-large-all-reduce" ? std::size_t{1} << 20 : 1024;
+    // others have said theirs. Across the hosts the other host's ranks learn it from a message; in
+    // the non-blocking form (-async) at Multiple, on the lane's thread that runs the call's step.
+    const std::size_t n = scenario.starts_with("refuse-large-all-reduce") ? std::size_t{1} << 20 : 1024;
     std::vector<float> in(n, 1.0f), out(odd ? n - 1 : n);
     const auto start = std::chrono::steady_clock::now();
     try {
-      mpidist::all_reduce(std::span<const float>(in), std::span<float>(out));
+      if (scenario.ends_with("-async"))
+        mpidist::all_reduce_async(std::span<const float>(in), std::span<float>(out)).wait();
+      else
+        mpidist::all_reduce(std::span<const float>(in), std::span<float>(out));
       std::printf("probe: rank %d completed\n", me);
     } catch (const mpidist::Error& e) {
       std::printf("probe: rank %d error after %.1f s: %s\n", me,
