@@ -26,6 +26,15 @@ namespace {
 thread_local const Group* t_step_group = nullptr;
 thread_local std::uint64_t t_step_seq = 0;
 
+// The break notices of a call that broke `group` on this rank, for its ranks on other hosts, sent
+// before the Error leaves (a rank that goes on computing makes no MPI call that would move them).
+void tell_other_hosts_it_broke(const Group& group, std::uint64_t seq) noexcept {
+  if (RefusalNotices* notices = refusal_notices()) {
+    notices->send_break(group, seq);
+    notices->flush();
+  }
+}
+
 [[noreturn]] void refuse(Group& group, const Fingerprint& call, const std::string& why) {
   throw Error(group.name, call.op, why);
 }
@@ -133,10 +142,7 @@ void finish_call(const CallTicket& ticket, bool failed) noexcept {
     }
     // A peer that finished the call without this rank waits for it in the next one: this host's
     // read failed_at on the board (written below), other hosts' a notice.
-    if (RefusalNotices* notices = refusal_notices()) {
-      notices->send_break(*group, ticket.seq);
-      notices->flush();
-    }
+    tell_other_hosts_it_broke(*group, ticket.seq);
   }
   if (!failed && ticket.seq != 0) group->hash = ticket.hash;
   if (failed && group->failed_in_step && group->hash_after_failure) group->hash = *group->hash_after_failure;
@@ -184,11 +190,7 @@ void finish_async_call(const CallTicket& ticket, bool failed) noexcept {
     if (Context* ctx = context_if_initialized(); ctx != nullptr && ctx->recorder)
       ctx->recorder->end(ticket.id, failed ? CallState::Failed : CallState::Completed,
                          ticket.seq != 0 ? group->progress_slot : -1, ticket.seq, ticket.hash, breaks);
-  if (breaks && this_thread_may_call_mpi())
-    if (RefusalNotices* notices = refusal_notices()) {
-      notices->send_break(*group, ticket.seq);
-      notices->flush();
-    }
+  if (breaks && this_thread_may_call_mpi()) tell_other_hosts_it_broke(*group, ticket.seq);
 }
 
 }  // namespace mpidist::detail
